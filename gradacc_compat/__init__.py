@@ -1,0 +1,16 @@
+"""gradacc_compat: exact gradient accumulation on TensorFlow 1.14 -> 2.x.
+
+    import gradacc_compat as gac
+    acc = gac.GradientAccumulator(steps=4)
+    acc.step(optimizer, grads, variables)
+
+See README.md for the contract; ``gac.show_versions()`` for bug reports.
+"""
+from __future__ import absolute_import
+
+from gradacc_compat._version import __version__
+from gradacc_compat import compat  # raises a clear ImportError without TF
+from gradacc_compat.accumulator import GradientAccumulator
+from gradacc_compat.info import show_versions
+
+__all__ = ["__version__", "GradientAccumulator", "show_versions"]

@@ -1,0 +1,446 @@
+"""Exact gradient accumulation for custom training loops."""
+from __future__ import absolute_import, division, print_function
+
+import numbers
+import re
+
+import six
+
+from gradacc_compat import compat, families
+from gradacc_compat.compat import tf
+
+__all__ = ["GradientAccumulator", "check_steps"]
+
+_SYNC = tf.VariableSynchronization
+_AGG = tf.VariableAggregation
+
+
+def check_steps(steps):
+    """``steps`` as an int >= 1, or a ``TypeError``/``ValueError`` saying why."""
+    if isinstance(steps, bool) or not isinstance(steps, (numbers.Integral,)):
+        raise TypeError(
+            "`steps` must be an integer >= 1 (the number of micro-batches per "
+            "applied update). Received: steps=%r (type %s)." % (steps, type(steps).__name__))
+    if steps < 1:
+        raise ValueError("`steps` must be an integer >= 1 (1 applies every call). "
+                         "Received: steps=%r." % (steps,))
+    return int(steps)
+
+
+class _PlainState(object):
+    """Python-side bookkeeping, kept out of TF's object tracking."""
+
+    def __init__(self):
+        self.strategy = None
+        self.variables = None   # the model variables, in the order given
+        self.seen = set()       # indices that received a gradient at least once
+        self.weighted = False   # some accumulate() call passed weight=
+
+
+class GradientAccumulator(tf.Module):
+    """Accumulates micro-batch gradients and applies their exact mean.
+
+    Usage::
+
+        acc = gac.GradientAccumulator(steps=4)      # inside strategy.scope() if any
+        with tf.GradientTape() as tape:
+            loss = loss_fn(model(x), y)
+        grads = tape.gradient(loss, model.trainable_variables)
+        acc.step(optimizer, grads, model.trainable_variables)
+
+    Every ``steps``-th call of :meth:`step` applies the mean of the gradients
+    accumulated since the last apply, with ``optimizer``; the calls in
+    between only add to replica-local accumulators. The optimizer's own state
+    (slots, ``iterations``, schedules) therefore advances once per effective
+    step, and the result equals one step on the concatenated batch.
+
+    Under a ``tf.distribute`` (or ``tf.contrib.distribute``) strategy, call
+    ``step``/``accumulate`` in replica context (inside ``strategy.run``). The
+    accumulators are replica-local (``ON_READ``); the only cross-replica
+    reduction is the optimizer's own, once per effective step. Keep writing the
+    loss as without accumulation (``tf.nn.compute_average_loss`` or a loss
+    scaled by the global batch).
+
+    Args:
+      steps: micro-batches per applied update, an int >= 1.
+      reduction: ``"mean"`` (default) applies the (weighted) mean of the
+        cycle's gradients; ``"sum"`` applies their sum.
+      name: name for the accumulator's variables.
+
+    Raises:
+      TypeError, ValueError: ``steps`` is not an int >= 1, or ``reduction`` is
+        not ``"mean"`` or ``"sum"``.
+    """
+
+    def __init__(self, steps, reduction="mean", name="gradient_accumulator"):
+        steps = check_steps(steps)
+        if reduction not in ("mean", "sum"):
+            raise ValueError('`reduction` must be "mean" or "sum". Received: reduction=%r.'
+                             % (reduction,))
+        super(GradientAccumulator, self).__init__(name=name)
+        self._steps = steps
+        self._reduction = reduction
+        self._plain = _PlainState()
+        self._plain.strategy = compat.get_strategy()
+        with tf.init_scope(), compat.strategy_scope(self._plain.strategy):
+            self._micro_step = self._local_variable("micro_step", [], tf.int64, _AGG.ONLY_FIRST_REPLICA)
+            self._iterations = self._local_variable("iterations", [], tf.int64, _AGG.ONLY_FIRST_REPLICA)
+            self._weight_total = self._local_variable("weight_total", [], tf.float32, _AGG.SUM)
+        self._accums = None
+
+    # ------------------------------------------------------------ properties
+    @property
+    def steps(self):
+        return self._steps
+
+    @property
+    def reduction(self):
+        return self._reduction
+
+    @property
+    def micro_step(self):
+        """Micro-batches pending in this cycle (an int64 variable)."""
+        return self._micro_step
+
+    @property
+    def iterations(self):
+        """Effective (applied) steps so far (an int64 variable)."""
+        return self._iterations
+
+    @property
+    def gradients(self):
+        """The accumulator variables (sums of weighted gradients), or None."""
+        return None if self._accums is None else list(self._accums)
+
+    # ------------------------------------------------------------- public
+    def step(self, optimizer, gradients, variables, weight=None):
+        """Adds this micro-batch; every ``steps``-th call applies and resets.
+
+        Args:
+          optimizer: the optimizer that applies the accumulated gradient.
+          gradients: one gradient per variable (``None`` is skipped;
+            ``tf.IndexedSlices`` are added sparsely).
+          variables: the variables, in the same order, the same every call.
+          weight: optional number of examples (or tokens) in this
+            micro-batch; the applied gradient is then the weighted mean.
+
+        Returns:
+          A boolean tensor, true when this call applied an update. In graph
+          mode run it (it carries the accumulation and the apply).
+        """
+        adapter = families.adapter_for(optimizer)
+        count = self.accumulate(gradients, variables, weight)
+        steps = self._steps
+        return self._apply_if(adapter, optimizer, count, lambda c: tf.greater_equal(c, steps))
+
+    def accumulate(self, gradients, variables, weight=None):
+        """Adds one micro-batch's gradients. Returns the pending micro-step count."""
+        gradients, variables, weight = self._check_inputs(gradients, variables, weight)
+        self._maybe_build(variables)
+        updates = []
+        for i, grad in enumerate(gradients):
+            if grad is None:
+                continue
+            self._plain.seen.add(i)
+            updates.append(self._add(self._local(self._accums[i]), grad, weight))
+        updates.append(self._local(self._weight_total).assign_add(
+            tf.constant(1.0) if weight is None else weight))
+        if weight is not None:
+            self._plain.weighted = True
+        with tf.control_dependencies(updates):
+            micro = self._local(self._micro_step)
+            with tf.control_dependencies([micro.assign_add(1)]):
+                return tf.identity(micro.read_value())
+
+    def apply_gradients(self, optimizer):
+        """Applies what is pending now (a no-op when nothing is).
+
+        For loops that decide on the host when to apply; callable in replica
+        context or, under a strategy, in cross-replica context.
+        """
+        adapter = families.adapter_for(optimizer)
+        if self._accums is None:  # nothing was ever accumulated
+            return tf.constant(False)
+        return self._apply_if(adapter, optimizer, None, lambda c: tf.greater(c, 0))
+
+    def flush(self, optimizer):
+        """Applies a partial cycle (end of an epoch) with correct weighting.
+
+        Same as :meth:`apply_gradients`: the divisor is the number of pending
+        micro-batches (or their total weight), not ``steps``.
+        """
+        return self.apply_gradients(optimizer)
+
+    def reset(self):
+        """Drops what is pending (accumulated gradients and counts)."""
+        return tf.group(*self._reset_ops(self._components))
+
+    # ------------------------------------------------------------ helpers
+    def _local_variable(self, name, shape, dtype, aggregation):
+        return tf.compat.v1.Variable(
+            lambda: tf.zeros(shape, dtype), name=name, trainable=False,
+            use_resource=True, synchronization=_SYNC.ON_READ, aggregation=aggregation)
+
+    def _components(self, variable):
+        """The components of ``variable`` this context may write."""
+        if compat.in_cross_replica_context():
+            return compat.local_results(self._plain.strategy, variable)
+        return (self._local(variable),)
+
+    def _local(self, variable):
+        """This replica's component: read/written directly, which also avoids
+        TF 1.14 mistaking a nested replica context for cross-replica."""
+        parts = compat.local_results(self._plain.strategy, variable)
+        if len(parts) == 1:
+            return parts[0]
+        return parts[compat.replica_index(tf.distribute.get_replica_context())]
+
+    def _check_strategy(self, what):
+        current = compat.get_strategy()
+        if current is not self._plain.strategy:
+            raise ValueError(
+                "GradientAccumulator.%s was called under %s, but the accumulator "
+                "was created under %s. Create the accumulator inside the "
+                "`strategy.scope()` of the strategy that runs the training step."
+                % (what, type(current).__name__, type(self._plain.strategy).__name__))
+
+    def _check_inputs(self, gradients, variables, weight):
+        """Validates everything before any state changes."""
+        self._check_strategy("accumulate")
+        if compat.in_cross_replica_context() and not _is_default(self._plain.strategy):
+            raise RuntimeError(
+                "GradientAccumulator.accumulate/step must run in replica context: "
+                "call it inside strategy.run(...) (experimental_run_v2 or "
+                "extended.call_for_each_replica on older TF), not directly under "
+                "strategy.scope().")
+        gradients = list(gradients)
+        variables = list(variables)
+        if len(gradients) != len(variables):
+            raise ValueError(
+                "Received %d gradients for %d variables; pass one gradient (or None) "
+                "per variable, in the same order as `variables`."
+                % (len(gradients), len(variables)))
+        if not variables:
+            raise ValueError("Received no variables; pass the variables the gradients "
+                             "belong to (e.g. model.trainable_variables).")
+        for v in variables:
+            if not (hasattr(v, "assign") and hasattr(v, "shape") and hasattr(v, "dtype")):
+                raise TypeError("Expected variables, received %r (type %s) in `variables`."
+                                % (v, type(v).__name__))
+        known = self._plain.variables
+        if known is not None and (len(known) != len(variables)
+                                  or any(a is not b for a, b in zip(known, variables))):
+            raise ValueError(
+                "This accumulator was built for %d variables (%s); received %d "
+                "variables (%s). Use one GradientAccumulator per variable list."
+                % (len(known), _names(known), len(variables), _names(variables)))
+        checked = []
+        for g, v in zip(gradients, variables):
+            checked.append(_check_gradient(g, v))
+        return checked, variables, _check_weight(weight)
+
+    def _maybe_build(self, variables):
+        if self._accums is not None:
+            return
+        strategy = self._plain.strategy
+
+        def build(*_):
+            with tf.init_scope(), compat.strategy_scope(strategy):
+                accums = []
+                for v in variables:
+                    accums.append(self._local_variable(
+                        "accum/" + _clean_name(v), tf.TensorShape(v.shape),
+                        _accum_dtype(v), _AGG.SUM))
+            self._accums = accums
+            self._plain.variables = list(variables)
+
+        ctx = tf.distribute.get_replica_context()
+        if ctx is None:
+            build()
+        else:
+            ctx.merge_call(build)
+
+    def _add(self, accum, grad, weight):
+        if isinstance(grad, tf.IndexedSlices):
+            values = tf.cast(grad.values, accum.dtype)
+            if weight is not None:
+                values = values * weight
+            return tf.compat.v1.scatter_add(accum, grad.indices, values)
+        grad = tf.cast(grad, accum.dtype)
+        if weight is not None:
+            grad = grad * weight
+        return accum.assign_add(grad)
+
+    def _apply_if(self, adapter, optimizer, count, predicate):
+        """Decides in cross-replica context, applies back in replica context.
+
+        A ``tf.cond`` around ``apply_gradients`` in replica context fails
+        under MirroredStrategy (the optimizer's ``merge_call`` inside the
+        cond), so the decision is taken after ``merge_call``, and the apply
+        re-enters replica context with ``call_for_each_replica``.
+        """
+        self._check_strategy("apply")
+        variables = self._plain.variables
+        if not variables:
+            raise ValueError("Nothing to apply: accumulate() has not been called yet.")
+        if not self._plain.seen:
+            raise ValueError("Every gradient passed so far was None; there is nothing "
+                             "to apply. Check that the loss depends on the variables.")
+        if adapter.works_in_graph is False and not compat.eager_by_default():
+            raise TypeError(
+                "%s optimizers do not update variables in a TF1 graph/Session (they "
+                "silently do nothing there). Use a tf.compat.v1.train optimizer or a "
+                "tf.keras.optimizers.legacy one in graph code, or run eagerly / in "
+                "tf.function." % (adapter.name,))
+
+        def decide(strategy, count_value=None):
+            if count_value is None:
+                count_value = self._micro_step.read_value()
+            else:
+                # Every replica's count: in a graph the predicate (and with it
+                # the apply) must wait for every replica's accumulation.
+                counts = compat.local_results(strategy, count_value)
+                with tf.control_dependencies(counts[1:]):
+                    count_value = tf.identity(counts[0])
+            used = [variables[i] for i in sorted(self._plain.seen)]
+            with tf.init_scope(), compat.strategy_scope(strategy):
+                adapter.prepare(optimizer, used)
+            return _cond(predicate(count_value),
+                         lambda: self._apply_all(strategy, adapter, optimizer))
+
+        ctx = tf.distribute.get_replica_context()
+        if ctx is None:
+            return decide(self._plain.strategy)
+        if count is None:
+            count = self._local(self._micro_step).read_value()
+        return ctx.merge_call(decide, args=(count,))
+
+    def _apply_all(self, strategy, adapter, optimizer):
+        """Cross-replica: one apply per replica, then the resets."""
+        divisor = None
+        if self._reduction == "mean" and self._plain.weighted:
+            # The SUM read of the replica-local totals, divided by the replica
+            # count: weight=None counts 1 per call, so equal weights give the
+            # same update as no weights.
+            divisor = (tf.identity(self._weight_total.read_value())
+                       / float(strategy.num_replicas_in_sync))
+        indices = sorted(self._plain.seen)
+        variables = self._plain.variables
+
+        def replica_apply():
+            div = divisor
+            if self._reduction == "mean" and div is None:
+                div = tf.cast(self._local(self._micro_step).read_value(), tf.float32)
+            grads = []
+            for i in indices:
+                value = self._local(self._accums[i]).read_value()
+                if div is not None:
+                    value = tf.math.divide_no_nan(value, tf.cast(div, value.dtype))
+                grads.append(tf.cast(value, variables[i].dtype))
+            applied = adapter.apply(optimizer, list(zip(grads, [variables[i] for i in indices])))
+            deps = [t for t in [applied] + grads if t is not None and not _is_python(t)]
+            with tf.control_dependencies(deps if not tf.executing_eagerly() else []):
+                resets = self._reset_ops(lambda v: (self._local(v),))
+                resets.append(self._local(self._iterations).assign_add(1))
+            return tf.group(*resets)
+
+        result = strategy.extended.call_for_each_replica(replica_apply)
+        return tf.group(*compat.local_results(strategy, result))
+
+    def _reset_ops(self, components):
+        ops = []
+        for v in list(self._accums or []) + [self._weight_total, self._micro_step]:
+            for part in components(v):
+                ops.append(part.assign(tf.zeros_like(part)))
+        return ops
+
+
+# ---------------------------------------------------------------- helpers
+def _is_default(strategy):
+    return not tf.distribute.has_strategy() and strategy is tf.distribute.get_strategy()
+
+
+def _is_python(value):
+    return isinstance(value, (bool, numbers.Number))
+
+
+def _cond(pred, true_fn):
+    """``tf.cond`` whose output carries the stateful branch (graph mode
+    prunes stateful ops that nothing downstream depends on)."""
+    if tf.executing_eagerly():
+        if bool(pred):
+            true_fn()
+            return tf.constant(True)
+        return tf.constant(False)
+
+    def applied():
+        op = true_fn()
+        with tf.control_dependencies([op]):
+            return tf.identity(tf.constant(True))
+
+    return tf.cond(pred, applied, lambda: tf.identity(tf.constant(False)))
+
+
+def _accum_dtype(variable):
+    dtype = tf.as_dtype(variable.dtype).base_dtype
+    # float16/bfloat16 sums lose precision: accumulate in float32.
+    if dtype in (tf.float16, tf.bfloat16):
+        return tf.float32
+    return dtype
+
+
+def _clean_name(variable):
+    name = getattr(variable, "path", None) or getattr(variable, "name", None) or "var"
+    name = six.ensure_str(name).split(":")[0]
+    return re.sub(r"[^A-Za-z0-9_.\-/]", "_", name) or "var"
+
+
+def _names(variables):
+    shown = [_clean_name(v) for v in variables[:4]]
+    return ", ".join(shown) + (", ..." if len(variables) > 4 else "")
+
+
+def _check_gradient(grad, variable):
+    if grad is None:
+        return None
+    var_shape = tf.TensorShape(variable.shape)
+    if isinstance(grad, tf.IndexedSlices):
+        shape = tf.TensorShape(grad.values.shape)[1:]
+        if not shape.is_compatible_with(var_shape[1:]):
+            raise ValueError(
+                "Gradient for variable %s is an IndexedSlices with rows of shape %s; "
+                "the variable has shape %s." % (_clean_name(variable), shape, var_shape))
+        return grad
+    try:
+        grad = tf.convert_to_tensor(grad)
+    except (TypeError, ValueError) as err:
+        raise TypeError("Gradient for variable %s must be a tensor, tf.IndexedSlices or "
+                        "None; received %r (%s)." % (_clean_name(variable), grad, err))
+    if not grad.shape.is_compatible_with(var_shape):
+        raise ValueError("Gradient for variable %s has shape %s; the variable has shape %s. "
+                         "Are the gradients in the same order as the variables?"
+                         % (_clean_name(variable), grad.shape, var_shape))
+    return grad
+
+
+def _check_weight(weight):
+    if weight is None:
+        return None
+    if isinstance(weight, bool):
+        raise TypeError("`weight` must be a number of examples (>= 0), not a bool. "
+                        "Received: weight=%r." % (weight,))
+    if isinstance(weight, numbers.Number) or type(weight).__module__ == "numpy":
+        value = float(weight)
+        if not value >= 0.0 or value == float("inf"):
+            raise ValueError("`weight` must be a finite number >= 0 (examples or tokens "
+                             "in this micro-batch). Received: weight=%r." % (weight,))
+        return tf.constant(value, tf.float32)
+    try:
+        tensor = tf.convert_to_tensor(weight)
+    except (TypeError, ValueError):
+        raise TypeError("`weight` must be a number or a scalar tensor. Received: weight=%r "
+                        "(type %s)." % (weight, type(weight).__name__))
+    if tensor.shape.ndims not in (None, 0) or not (tensor.dtype.is_floating or tensor.dtype.is_integer):
+        raise ValueError("`weight` must be a numeric scalar. Received a tensor of shape %s "
+                         "and dtype %s." % (tensor.shape, tensor.dtype.name))
+    return tf.cast(tensor, tf.float32)

@@ -1,0 +1,256 @@
+"""Everything gradacc_compat knows about the TensorFlow it runs on.
+
+This is the ONLY module that looks at version numbers or probes for symbols.
+It turns what it finds into named facts (``TF_VERSION``, ``KERAS_FLAVOUR``,
+``HAS_CONTRIB_DISTRIBUTE`` ...) and small adapters with one meaning on every
+version (``run_in_replicas``, ``local_results``, ``split_cpu``).  The rest of
+the package, the tests and the benchmark use those names and never branch on
+``tf.__version__`` themselves.
+
+Each shim says which releases need it, so it can be deleted when the oldest
+supported TensorFlow moves past it.
+"""
+from __future__ import absolute_import, division, print_function
+
+import contextlib
+import os
+import re
+import sys
+
+try:
+    import tensorflow as tf
+except ImportError as _err:  # pragma: no cover - exercised without TF only
+    raise ImportError(
+        "gradacc_compat needs TensorFlow, but `import tensorflow` failed (%s). "
+        "Install the build you want first, for example `pip install tensorflow` "
+        "(or tensorflow-cpu, or tensorflow-gpu==1.15.5 for TF 1.x), or "
+        "`pip install gradacc_compat[tf]`." % (_err,))
+
+__all__ = [
+    "tf", "TF_VERSION", "TF_VERSION_STRING", "TF1", "KERAS_FLAVOUR",
+    "KERAS_VERSION", "HAS_CONTRIB_DISTRIBUTE", "HAS_STRATEGY_RUN",
+    "HAS_TF_FUNCTION", "HAS_ESTIMATOR", "release_tuple", "executing_eagerly",
+    "eager_by_default", "run_in_replicas", "local_results", "replica_index",
+    "strategy_scope", "in_cross_replica_context", "get_strategy",
+    "split_cpu", "tf1_session_config", "mirrored_strategy", "keras_module",
+    "keras_legacy_optimizers", "visible_devices",
+]
+
+
+def release_tuple(version):
+    """``"2.16.0rc0"`` -> ``(2, 16, 0)``: pre-releases count as their release."""
+    parts = re.findall(r"\d+", version.split("-")[0])[:3]
+    parts = [int(p) for p in parts] + [0] * (3 - len(parts))
+    # "2.16.0rc0" -> ["2", "16", "0", "0"]: findall also sees the rc number,
+    # which [:3] drops.
+    return tuple(parts)
+
+
+TF_VERSION_STRING = tf.__version__
+TF_VERSION = release_tuple(tf.__version__)
+#: TensorFlow 1.x: graph by default, tf.contrib present, v1 strategies.
+TF1 = TF_VERSION < (2, 0, 0)
+
+# ---------------------------------------------------------------- symbols
+#: ``strategy.run`` exists from TF 2.2; ``experimental_run_v2`` 1.15 -> 2.3.
+HAS_STRATEGY_RUN = hasattr(tf.distribute.Strategy, "run")
+#: ``tf.function`` (1.14 has it, usable in eager mode only).
+HAS_TF_FUNCTION = hasattr(tf, "function")
+#: ``tf.estimator`` is shipped up to 2.15 and gone from 2.16.
+HAS_ESTIMATOR = TF_VERSION < (2, 16, 0) and hasattr(tf, "estimator")
+
+
+def _probe_contrib_distribute():
+    # TODO: remove when TF 1.15 is no longer supported (tf.contrib is 1.x only).
+    if not TF1:
+        return False
+    try:
+        from tensorflow.contrib import distribute  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+#: ``tf.contrib.distribute`` (TF 1.14 and 1.15 only).  Probed lazily: importing
+#: tf.contrib costs seconds, so the fact is computed on first use.
+class _LazyFact(object):
+    def __init__(self, probe):
+        self._probe = probe
+        self._value = None
+
+    def __bool__(self):
+        if self._value is None:
+            self._value = bool(self._probe())
+        return self._value
+
+    __nonzero__ = __bool__  # Python 2
+
+    def __repr__(self):
+        return repr(bool(self))
+
+
+HAS_CONTRIB_DISTRIBUTE = _LazyFact(_probe_contrib_distribute)
+
+
+# ------------------------------------------------------------------ Keras
+def keras_module():
+    """The Keras that ``tf.keras`` resolves to, or ``None`` if it cannot load."""
+    try:
+        return tf.keras
+    except (ImportError, AttributeError):  # 2.16+ with no keras installed
+        return None
+
+
+def _keras_flavour():
+    """("keras2" | "tf_keras" | "keras3" | None, version string or None)."""
+    keras = keras_module()
+    if keras is None:
+        return None, None
+    try:
+        root = keras.optimizers.Optimizer.__module__.split(".")[0]
+    except (ImportError, AttributeError):
+        return None, None
+    if root == "tf_keras":
+        return "tf_keras", getattr(sys.modules.get("tf_keras"), "__version__", None)
+    if root == "keras":
+        version = getattr(sys.modules.get("keras"), "__version__", "2")
+        return ("keras3" if release_tuple(version) >= (3, 0, 0) else "keras2"), version
+    # tensorflow.python.keras (TF <= 2.5): Keras 2 built into TF.
+    return "keras2", getattr(keras, "__version__", None)
+
+
+#: Which Keras ``tf.keras`` is: "keras2" (built in / keras 2.x), "tf_keras"
+#: (TF >= 2.16 with TF_USE_LEGACY_KERAS=1), "keras3", or None.
+KERAS_FLAVOUR, KERAS_VERSION = _keras_flavour()
+
+
+def keras_legacy_optimizers():
+    """``tf.keras.optimizers.legacy`` (OptimizerV2) where it is usable, else None.
+
+    2.9-2.15 and tf_keras have it; Keras 3 keeps the name but raises on use.
+    """
+    keras = keras_module()
+    if keras is None or KERAS_FLAVOUR == "keras3":
+        return None
+    legacy = getattr(keras.optimizers, "legacy", None)
+    return legacy if legacy is not None and hasattr(legacy, "SGD") else None
+
+
+# -------------------------------------------------------------- execution
+def executing_eagerly():
+    return tf.executing_eagerly()
+
+
+def eager_by_default():
+    """True where ops outside any function run eagerly (TF2, or TF1 + enable)."""
+    # tf.compat.v1.executing_eagerly_outside_functions is public from 1.15;
+    # 1.14 has only the framework function.
+    from tensorflow.python.framework import ops
+    return ops.executing_eagerly_outside_functions()
+
+
+# ----------------------------------------------------------- distribution
+def get_strategy():
+    return tf.distribute.get_strategy()
+
+
+def in_cross_replica_context():
+    return tf.distribute.in_cross_replica_context()
+
+
+def run_in_replicas(strategy, fn, args=()):
+    """Run ``fn(*args)`` once per replica, in replica context.
+
+    ``strategy.run`` (2.2+), ``experimental_run_v2`` (1.15-2.3), else
+    ``extended.call_for_each_replica`` (the v1 API, present everywhere and the
+    only one on 1.14 / tf.contrib strategies).
+    """
+    if HAS_STRATEGY_RUN:
+        return strategy.run(fn, args=args)
+    if hasattr(strategy, "experimental_run_v2"):
+        return strategy.experimental_run_v2(fn, args=args)
+    return strategy.extended.call_for_each_replica(fn, args=args)
+
+
+def local_results(strategy, value):
+    """The per-replica components of ``value`` on this worker, as a tuple."""
+    return tuple(strategy.experimental_local_results(value))
+
+
+def replica_index(replica_context):
+    """This replica's position in ``local_results`` as a Python int.
+
+    MirroredStrategy hands out the id as a constant tensor on TF2 and as an
+    int on TF1; both are static.
+    """
+    rid = replica_context.replica_id_in_sync_group
+    if not isinstance(rid, int):
+        rid = tf.get_static_value(rid)
+    if rid is None:
+        raise NotImplementedError(
+            "gradacc_compat needs a static replica id; this strategy (%r) gives "
+            "a dynamic one." % (replica_context.strategy,))
+    return int(rid)
+
+
+@contextlib.contextmanager
+def strategy_scope(strategy):
+    """Enter ``strategy.scope()`` unless it is already the current strategy."""
+    if tf.distribute.has_strategy() and tf.distribute.get_strategy() is strategy:
+        yield
+        return
+    if not tf.distribute.has_strategy() and strategy is tf.distribute.get_strategy():
+        yield  # the default strategy: nothing to enter
+        return
+    with strategy.scope():
+        yield
+
+
+def visible_devices():
+    """Names of the devices TF can place ops on (logical devices)."""
+    try:
+        return [d.name for d in tf.config.experimental.list_logical_devices()]
+    except AttributeError:  # 1.14 graph: no tf.config.experimental listing
+        from tensorflow.python.client import device_lib
+        return [d.name for d in device_lib.list_local_devices()]
+
+
+def split_cpu(count):
+    """Make ``count`` logical CPU devices (TF2 only; before any op runs).
+
+    TF1 needs ``tf1_session_config(count)`` instead, given to the Session or to
+    ``enable_eager_execution(config=...)``.  Do not pass a config to
+    enable_eager_execution on TF2 (it errors on 2.0 and hangs on 2.15+).
+    """
+    if TF1:
+        raise RuntimeError("split_cpu is for TF2; on TF %s use "
+                           "tf1_session_config(%d)" % (TF_VERSION_STRING, count))
+    cpus = tf.config.experimental.list_physical_devices("CPU")
+    configs = [tf.config.experimental.VirtualDeviceConfiguration()
+               for _ in range(count)]
+    # set_virtual_device_configuration exists on every 2.x; the non-
+    # experimental set_logical_device_configuration only from 2.1.
+    tf.config.experimental.set_virtual_device_configuration(cpus[0], configs)
+
+
+def tf1_session_config(cpu_count=1):
+    return tf.compat.v1.ConfigProto(device_count={"CPU": cpu_count},
+                                    allow_soft_placement=True)
+
+
+def mirrored_strategy(devices, cross_device_ops=None):
+    """A MirroredStrategy over ``devices`` for the running mode.
+
+    TF 1.x graph and eager code uses ``tf.contrib.distribute.MirroredStrategy``
+    (what estimator-era code has); TF2 uses ``tf.distribute.MirroredStrategy``.
+    """
+    if TF1 and HAS_CONTRIB_DISTRIBUTE:
+        from tensorflow.contrib import distribute as contrib_distribute
+        return contrib_distribute.MirroredStrategy(devices=devices,
+                                                   cross_device_ops=cross_device_ops)
+    return tf.distribute.MirroredStrategy(devices=devices,
+                                          cross_device_ops=cross_device_ops)
+
+
+def env_flag(name):
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")

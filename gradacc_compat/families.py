@@ -1,0 +1,121 @@
+"""One small adapter per optimizer family.
+
+The accumulation algorithm (``accumulator.py``) is the same for every
+optimizer; what differs is how an optimizer's state is created ahead of time
+and whether it can run in a TF1 graph.  Each family answers three questions:
+
+* ``matches(optimizer)``: is this one of mine?  Decided by the methods the
+  object has, not by version numbers, so point releases that move a class
+  keep working.
+* ``prepare(optimizer, variables)``: create slots / moments / ``iterations``
+  now, outside any conditional.  Slots created lazily inside the ``tf.cond``
+  that gates the apply break (Keras 3 under MirroredStrategy in a
+  ``tf.function``: "You must feed a value for placeholder tensor 'cond/...'";
+  TF 1.14 eager Keras Adam: fails in ``colocate_vars_with``).
+* ``apply(optimizer, grads_and_vars)``: one ordinary ``apply_gradients``.
+"""
+from __future__ import absolute_import, division, print_function
+
+from gradacc_compat import compat
+from gradacc_compat.compat import tf
+
+__all__ = ["adapter_for", "FAMILIES"]
+
+
+class _Family(object):
+    #: Short name shown by ``show_versions()`` and in errors.
+    name = None
+    #: Whether a plain tf.Graph + Session run updates the variables.
+    works_in_graph = True
+
+    def matches(self, optimizer):
+        raise NotImplementedError
+
+    def prepare(self, optimizer, variables):
+        raise NotImplementedError
+
+    def apply(self, optimizer, grads_and_vars):
+        return optimizer.apply_gradients(grads_and_vars)
+
+    def iterations(self, optimizer):
+        return getattr(optimizer, "iterations", None)
+
+    def __repr__(self):
+        return "<%s adapter>" % self.name
+
+
+class _V1Train(_Family):
+    """``tf.compat.v1.train.Optimizer`` (TF 1.14 -> 2.x, graph and eager)."""
+    name = "v1-train"
+
+    def matches(self, optimizer):
+        return isinstance(optimizer, tf.compat.v1.train.Optimizer)
+
+    def prepare(self, optimizer, variables):
+        # apply_gradients itself calls _create_slots under init_scope; doing
+        # it first, outside the cond, is the same call with the same result.
+        optimizer._create_slots(variables)
+
+
+class _OptimizerV2(_Family):
+    """Keras OptimizerV2: TF 1.14 tf.keras, TF 2.0-2.10, ``.legacy`` 2.11+."""
+    name = "keras-optimizer-v2"
+
+    def matches(self, optimizer):
+        return (hasattr(optimizer, "_create_slots") and hasattr(optimizer, "get_slot_names")
+                and hasattr(optimizer, "_resource_apply_dense")
+                and hasattr(optimizer, "_create_hypers"))
+
+    def prepare(self, optimizer, variables):
+        if hasattr(optimizer, "_create_all_weights"):  # TF >= 2.2
+            optimizer._create_all_weights(variables)
+        else:  # TODO: remove when TF 2.1 is the oldest supported release
+            _ = optimizer.iterations
+            optimizer._create_hypers()
+            optimizer._create_slots(variables)
+
+
+class _Keras2New(_Family):
+    """The Keras 2 optimizer of TF 2.11-2.15 (and ``tf_keras``)."""
+    name = "keras2-optimizer"
+    # In a tf.Graph + Session it updates nothing and raises nothing.
+    works_in_graph = False
+
+    def matches(self, optimizer):
+        return (hasattr(optimizer, "update_step") and hasattr(optimizer, "_var_key")
+                and hasattr(optimizer, "build") and not hasattr(optimizer, "stateless_apply"))
+
+    def prepare(self, optimizer, variables):
+        optimizer.build(variables)  # returns at once when already built
+
+
+class _Keras3(_Family):
+    """Keras 3 optimizers (TF >= 2.16, the TensorFlow backend)."""
+    name = "keras3-optimizer"
+    works_in_graph = False
+
+    def matches(self, optimizer):
+        return hasattr(optimizer, "stateless_apply") and hasattr(optimizer, "build")
+
+    def prepare(self, optimizer, variables):
+        if not optimizer.built:
+            optimizer.build(variables)
+
+
+#: Checked in order: the first family whose ``matches`` is true wins.
+FAMILIES = (_V1Train(), _Keras3(), _Keras2New(), _OptimizerV2())
+
+
+def adapter_for(optimizer):
+    """The family adapter for ``optimizer``; raises ``TypeError`` if none fits."""
+    for family in FAMILIES:
+        if family.matches(optimizer):
+            return family
+    raise TypeError(
+        "gradacc_compat cannot drive %r (type %s.%s): it is not an optimizer of a "
+        "family this TensorFlow %s has (tf.compat.v1.train.Optimizer, Keras "
+        "OptimizerV2, the TF 2.11-2.15 Keras optimizer, or a Keras 3 optimizer; "
+        "tf.keras here is %s). Pass an optimizer instance such as "
+        "tf.keras.optimizers.SGD(0.1) or tf.compat.v1.train.AdamOptimizer(1e-3)."
+        % (optimizer, type(optimizer).__module__, type(optimizer).__name__,
+           compat.TF_VERSION_STRING, compat.KERAS_FLAVOUR))
