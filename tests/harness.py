@@ -149,9 +149,13 @@ def replica_slice(x):
 
 
 # -- a small model ----------------------------------------------------------
-def make_variables(seed=0, extra_unused=False, embedding=False):
+def make_variables(seed=0, extra_unused=False, embedding=False, resource=None):
+    """The model's variables. ``resource=None`` is the environment's default
+    kind (RefVariable in a TF1 graph, what estimator-era code has); Keras
+    OptimizerV2 needs ``resource=True`` there."""
     values, names = initial_values(seed, extra_unused, embedding)
-    return [tf.Variable(v, name=n) for v, n in zip(values, names)]
+    return [tf.compat.v1.Variable(v, name=n, use_resource=resource)
+            for v, n in zip(values, names)]
 
 
 def initial_values(seed=0, extra_unused=False, embedding=False):
@@ -176,6 +180,17 @@ def per_example_loss(variables, x, y):
         ids = tf.cast(tf.abs(x[:, 0] * 3.0), tf.int32) % 10
         pred = pred + tf.gather(variables[2], ids)
     return tf.reduce_sum(tf.square(pred - y), axis=1)
+
+
+def gradients(loss_fn, variables):
+    """Gradients of ``loss_fn()``: a tape where one works, else tf.gradients
+    (TF1 graphs, whose default RefVariables a tape cannot watch)."""
+    graph = tf.compat.v1.get_default_graph()
+    if tf.executing_eagerly() or getattr(graph, "building_function", False):
+        with tf.GradientTape() as tape:
+            loss = loss_fn()
+        return tape.gradient(loss, variables)
+    return tf.gradients(loss_fn(), variables)
 
 
 def global_mean_loss(variables, x, y, global_batch):

@@ -21,15 +21,13 @@ K, N, B = 3, 3, 4  # effective steps, micro-batches per step, global micro-batch
 def _train(mode, distributed, family, opt_name, steps, batch, x, y, lr=0.1, use_acc=True):
     """Trains on consecutive batches of ``batch`` rows; returns what to compare."""
     with H.Harness(mode, distributed) as h:
-        variables = H.make_variables()
+        variables = H.make_variables(resource=True if family != "v1" else None)
         opt = H.make_optimizer(family, opt_name, lr)
         acc = gac.GradientAccumulator(steps=steps) if use_acc else None
 
         def train_step(xb, yb):
             xl, yl = H.replica_slice(xb), H.replica_slice(yb)
-            with tf.GradientTape() as tape:
-                loss = H.global_mean_loss(variables, xl, yl, batch)
-            grads = tape.gradient(loss, variables)
+            grads = H.gradients(lambda: H.global_mean_loss(variables, xl, yl, batch), variables)
             if acc is None:
                 return opt.apply_gradients(list(zip(grads, variables)))
             return acc.step(opt, grads, variables)
@@ -94,30 +92,26 @@ def test_weighted_unequal_micro_batches_and_flush(mode, distributed, family):
         return [(x[bounds[a]:bounds[b]], y[bounds[a]:bounds[b]]) for a, b in groups]
 
     with H.Harness(mode) as h:
-        ref_vars = H.make_variables()
+        ref_vars = H.make_variables(resource=True if family != "v1" else None)
         ref_opt = H.make_optimizer(family, "adam", 0.05)
         for xb, yb in batches([(0, 3), (3, 5)]):
             def big_step(xb_t, yb_t, rows=len(xb)):
-                with tf.GradientTape() as tape:
-                    loss = H.global_mean_loss(ref_vars, xb_t, yb_t, rows)
-                grads = tape.gradient(loss, ref_vars)
+                grads = H.gradients(lambda: H.global_mean_loss(ref_vars, xb_t, yb_t, rows), ref_vars)
                 return ref_opt.apply_gradients(list(zip(grads, ref_vars)))
             h.compile(big_step, xb, yb)(xb, yb)
         reference = h.values(ref_vars) + h.values(H.optimizer_state(ref_opt, ref_vars))
 
     with H.Harness(mode, distributed) as h:
-        variables = H.make_variables()
+        variables = H.make_variables(resource=True if family != "v1" else None)
         opt = H.make_optimizer(family, "adam", 0.05)
         acc = gac.GradientAccumulator(steps=3)
         for (xb, yb) in batches([(i, i + 1) for i in range(5)]):
             def micro(xb_t, yb_t, rows=len(xb)):
                 xl, yl = H.replica_slice(xb_t), H.replica_slice(yb_t)
                 local_rows = rows // h.replicas
-                with tf.GradientTape() as tape:
-                    # Each replica's mean over its rows, scaled like
-                    # compute_average_loss; weight = this replica's rows.
-                    loss = H.global_mean_loss(variables, xl, yl, local_rows * h.replicas)
-                grads = tape.gradient(loss, variables)
+                # Each replica's mean over its rows, scaled like
+                # compute_average_loss; weight = this replica's rows.
+                grads = H.gradients(lambda: H.global_mean_loss(variables, xl, yl, local_rows * h.replicas), variables)
                 return acc.step(opt, grads, variables, weight=local_rows)
             h.compile(micro, xb, yb)(xb, yb)
         assert int(h.value(acc.micro_step)) == 2
@@ -141,9 +135,7 @@ def test_none_gradients_are_skipped(mode, distributed):
 
             def step(xb, yb):
                 xl, yl = H.replica_slice(xb), H.replica_slice(yb)
-                with tf.GradientTape() as tape:
-                    loss = H.global_mean_loss(variables, xl, yl, batch)
-                grads = tape.gradient(loss, variables)
+                grads = H.gradients(lambda: H.global_mean_loss(variables, xl, yl, batch), variables)
                 assert grads[-1] is None
                 if acc is None:  # the big-batch reference
                     return opt.apply_gradients(list(zip(grads, variables)))
@@ -175,9 +167,7 @@ def test_indexed_slices_match_big_batch(mode, distributed, opt_name):
 
             def step(xb, yb):
                 xl, yl = H.replica_slice(xb), H.replica_slice(yb)
-                with tf.GradientTape() as tape:
-                    loss = H.global_mean_loss(variables, xl, yl, batch)
-                grads = tape.gradient(loss, variables)
+                grads = H.gradients(lambda: H.global_mean_loss(variables, xl, yl, batch), variables)
                 seen_types.append(type(grads[2]).__name__)
                 if acc is None:  # the big-batch reference
                     return opt.apply_gradients(list(zip(grads, variables)))
