@@ -426,9 +426,9 @@ def _check_gradient(grad, variable):
 def _check_weight(weight):
     if weight is None:
         return None
-    if isinstance(weight, bool):
-        raise TypeError("`weight` must be a number of examples (>= 0), not a bool. "
-                        "Received: weight=%r." % (weight,))
+    if isinstance(weight, bool) or isinstance(weight, six.string_types + (bytes,)):
+        raise TypeError("`weight` must be a number of examples (>= 0), not a bool or a "
+                        "string. Received: weight=%r." % (weight,))
     if isinstance(weight, numbers.Number) or type(weight).__module__ == "numpy":
         value = float(weight)
         if not value >= 0.0 or value == float("inf"):

@@ -94,9 +94,11 @@ class Harness(object):
     def run(self, fn):
         """Run a cross-replica ``fn()`` once (graph: build and run)."""
         if self.mode == "graph":
-            return self.session.run(fn())
+            op = fn()
+            self.initialize()
+            return self.session.run(op)
         if self.mode == "function":
-            return tf.function(fn)()
+            return tf.function(lambda: [fn(), None][1])()
         return fn()
 
     def value(self, x):

@@ -1,0 +1,84 @@
+"""Golden step tables: after each micro-step, the accumulator, the counters
+and the variable are exactly what the table says, for every optimizer family,
+every mode, with and without MirroredStrategy."""
+from __future__ import absolute_import, division, print_function
+
+import numpy as np
+import pytest
+
+import gradacc_compat as gac
+from gradacc_compat import families
+from gradacc_compat.compat import tf
+from tests import harness as H
+
+LR = 0.5
+# (gradient fed, accumulator after, micro_step after, iterations after, variable after)
+GOLDEN = [
+    ([1.0, 2.0], [1.0, 2.0], 1, 0, [0.0, 0.0]),
+    ([3.0, 4.0], [4.0, 6.0], 2, 0, [0.0, 0.0]),
+    ([5.0, 6.0], [0.0, 0.0], 0, 1, [-1.5, -2.0]),   # applies mean [3, 4] * 0.5
+    ([2.0, 2.0], [2.0, 2.0], 1, 1, [-1.5, -2.0]),
+]
+# flush() of the partial cycle: mean [2, 2] over ONE micro-batch, not three.
+AFTER_FLUSH = ([0.0, 0.0], 0, 2, [-2.5, -3.0])
+
+
+@pytest.mark.parametrize("family", H.FAMILIES)
+def test_golden_table(env, family):
+    available, reason = H.family_available(family)
+    if not available:
+        pytest.skip(reason)
+    opt = H.make_optimizer(family, "sgd", LR)
+    if env.mode == "graph" and not families.adapter_for(opt).works_in_graph:
+        pytest.skip("this Keras optimizer family refuses TF1 graphs (tested in test_equivalence)")
+    var = tf.compat.v1.Variable(np.zeros(2, "float32"), name="w", use_resource=True)
+    acc = gac.GradientAccumulator(steps=3)
+
+    def micro(grad):
+        # Each replica feeds grad / replicas: the replicas' sum is `grad`.
+        return acc.step(opt, [grad / float(env.replicas)], [var])
+
+    run = env.compile(micro, np.zeros(2, "float32"))
+    for grad, accum, micro_step, iterations, value in GOLDEN:
+        run(np.array(grad, "float32"))
+        _assert_row(env, acc, var, accum, micro_step, iterations, value)
+
+    env.run(lambda: acc.flush(opt))
+    _assert_row(env, acc, var, *AFTER_FLUSH)
+    env.run(lambda: acc.flush(opt))  # nothing pending: a no-op
+    _assert_row(env, acc, var, *AFTER_FLUSH)
+    if hasattr(opt, "iterations"):
+        assert int(env.value(opt.iterations)) == 2
+
+
+def _assert_row(env, acc, var, accum, micro_step, iterations, value):
+    np.testing.assert_allclose(env.value(acc.gradients[0]), accum, rtol=0, atol=1e-6)
+    assert int(env.value(acc.micro_step)) == micro_step
+    assert int(env.value(acc.iterations)) == iterations
+    np.testing.assert_allclose(env.value(var), value, rtol=0, atol=1e-6)
+
+
+def test_steps_one_applies_every_call(mode):
+    with H.Harness(mode) as h:
+        var = tf.compat.v1.Variable(np.zeros(2, "float32"), name="w", use_resource=True)
+        opt = H.make_optimizer("v1", "sgd", 1.0)
+        acc = gac.GradientAccumulator(steps=1)
+        run = h.compile(lambda g: acc.step(opt, [g], [var]), np.zeros(2, "float32"))
+        run(np.array([1.0, 2.0], "float32"))
+        run(np.array([1.0, 1.0], "float32"))
+        np.testing.assert_allclose(h.value(var), [-2.0, -3.0])
+        assert int(h.value(acc.iterations)) == 2
+
+
+def test_sum_reduction_and_reset(mode):
+    with H.Harness(mode) as h:
+        var = tf.compat.v1.Variable(np.zeros(2, "float32"), name="w", use_resource=True)
+        opt = H.make_optimizer("v1", "sgd", 1.0)
+        acc = gac.GradientAccumulator(steps=2, reduction="sum")
+        run = h.compile(lambda g: acc.step(opt, [g], [var]), np.zeros(2, "float32"))
+        run(np.array([1.0, 2.0], "float32"))
+        h.run(acc.reset)  # drops the pending [1, 2]
+        assert int(h.value(acc.micro_step)) == 0
+        run(np.array([1.0, 1.0], "float32"))
+        run(np.array([2.0, 3.0], "float32"))
+        np.testing.assert_allclose(h.value(var), [-3.0, -4.0])  # the sum, not the mean

@@ -1,0 +1,115 @@
+"""Bad input raises with what was received and what to do, and leaves the
+accumulator's state exactly as it was."""
+from __future__ import absolute_import, division, print_function
+
+import numpy as np
+import pytest
+
+import gradacc_compat as gac
+from gradacc_compat.compat import tf
+from tests import harness as H
+
+
+@pytest.mark.parametrize("steps, error", [
+    (0, ValueError), (-1, ValueError), (2.5, TypeError), ("4", TypeError),
+    (None, TypeError), (True, TypeError),
+])
+def test_bad_steps(steps, error):
+    with pytest.raises(error) as info:
+        gac.GradientAccumulator(steps=steps)
+    assert "Received: steps=%r" % (steps,) in str(info.value)
+    assert "integer >= 1" in str(info.value)
+
+
+def test_bad_reduction():
+    with pytest.raises(ValueError, match="reduction='median'"):
+        gac.GradientAccumulator(steps=2, reduction="median")
+
+
+def test_numpy_integer_steps_are_accepted():
+    assert gac.GradientAccumulator(steps=np.int64(3)).steps == 3
+
+
+class _Setup(object):
+    """One valid micro-step done; ``state()`` snapshots everything."""
+
+    def __init__(self, h):
+        self.h = h
+        self.var = tf.compat.v1.Variable(np.zeros(2, "float32"), name="w", use_resource=True)
+        self.other = tf.compat.v1.Variable(np.zeros(3, "float32"), name="o", use_resource=True)
+        self.opt = H.make_optimizer("v1", "sgd", 1.0)
+        self.acc = gac.GradientAccumulator(steps=3)
+        h.compile(lambda g: self.acc.step(self.opt, [g], [self.var]),
+                  np.zeros(2, "float32"))(np.array([1.0, 2.0], "float32"))
+        self.before = self.state()
+
+    def state(self):
+        h, acc = self.h, self.acc
+        return (h.value(acc.gradients[0]).tolist(), int(h.value(acc.micro_step)),
+                int(h.value(acc.iterations)), h.value(self.var).tolist())
+
+
+BAD_CALLS = {
+    "more_gradients_than_variables": (
+        ValueError, "Received 2 gradients for 1 variables",
+        lambda s: s.acc.step(s.opt, [tf.ones(2), tf.ones(2)], [s.var])),
+    "fewer_gradients_than_variables": (
+        ValueError, "Received 1 gradients for 2 variables",
+        lambda s: s.acc.accumulate([tf.ones(2)], [s.var, s.other])),
+    "not_an_optimizer": (
+        TypeError, "not an optimizer",
+        lambda s: s.acc.step(object(), [tf.ones(2)], [s.var])),
+    "other_variables": (
+        ValueError, "built for 1 variables",
+        lambda s: s.acc.accumulate([tf.ones(3)], [s.other])),
+    "wrong_gradient_shape": (
+        ValueError, "has shape",
+        lambda s: s.acc.accumulate([tf.ones(3)], [s.var])),
+    "not_a_variable": (
+        TypeError, "Expected variables",
+        lambda s: s.acc.accumulate([tf.ones(2)], [np.zeros(2)])),
+    "negative_weight": (
+        ValueError, "weight=-1",
+        lambda s: s.acc.accumulate([tf.ones(2)], [s.var], weight=-1)),
+    "bool_weight": (
+        TypeError, "weight=True",
+        lambda s: s.acc.accumulate([tf.ones(2)], [s.var], weight=True)),
+    "string_weight": (
+        TypeError, "weight='4'",
+        lambda s: s.acc.accumulate([tf.ones(2)], [s.var], weight="4")),
+    "vector_weight": (
+        ValueError, "numeric scalar",
+        lambda s: s.acc.accumulate([tf.ones(2)], [s.var], weight=tf.ones(2))),
+    "flush_with_non_optimizer": (
+        TypeError, "not an optimizer",
+        lambda s: s.acc.flush("sgd")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CALLS))
+def test_bad_call_raises_and_leaves_state(mode, case):
+    error, message, call = BAD_CALLS[case]
+    with H.Harness(mode) as h:
+        setup = _Setup(h)
+        with pytest.raises(error) as info:
+            call(setup)
+        assert message in str(info.value)
+        assert setup.state() == setup.before
+
+
+def test_accumulate_in_cross_replica_context_is_refused():
+    with H.Harness("eager" if H.compat.eager_by_default() else "graph", distributed=True) as h:
+        var = tf.compat.v1.Variable(np.zeros(2, "float32"), name="w", use_resource=True)
+        acc = gac.GradientAccumulator(steps=2)
+        with pytest.raises(RuntimeError, match="replica context"):
+            acc.accumulate([tf.ones(2)], [var])
+        assert h.replicas == H.REPLICAS
+
+
+def test_accumulator_used_under_another_strategy_is_refused():
+    with H.Harness("eager" if H.compat.eager_by_default() else "graph") as h:
+        var = tf.compat.v1.Variable(np.zeros(2, "float32"), name="w", use_resource=True)
+        acc = gac.GradientAccumulator(steps=2)  # created without a strategy
+        strategy = H._mirrored(h.mode)
+        with pytest.raises(ValueError, match="created under"):
+            H.compat.run_in_replicas(strategy, lambda: acc.accumulate([tf.ones(2)], [var]))

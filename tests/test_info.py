@@ -1,0 +1,53 @@
+"""show_versions / `python -m gradacc_compat info` / import without TF."""
+from __future__ import absolute_import, division, print_function
+
+import subprocess
+import sys
+
+import six
+
+import gradacc_compat as gac
+from gradacc_compat import compat
+
+
+def test_show_versions_reports_what_a_bug_report_needs():
+    out = six.StringIO()
+    gac.show_versions(file=out)
+    text = out.getvalue()
+    assert compat.TF_VERSION_STRING in text
+    assert gac.__version__ in text
+    assert "adapter for tf.compat.v1.train.Optimizer : v1-train" in " ".join(text.split(" "))
+    assert ("eager by default" if compat.eager_by_default() else "graph by default") in text
+
+
+def test_module_info_command():
+    proc = subprocess.Popen([sys.executable, "-m", "gradacc_compat", "info"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert six.ensure_str(out).count(compat.TF_VERSION_STRING) >= 1
+
+
+def test_unknown_command_is_usage_error():
+    proc = subprocess.Popen([sys.executable, "-m", "gradacc_compat", "frobnicate"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, err = proc.communicate()
+    assert proc.returncode == 2
+    assert "usage" in six.ensure_str(err)
+
+
+def test_import_without_tensorflow_says_what_to_install():
+    code = ("import sys; sys.modules['tensorflow'] = None\n"
+            "try:\n    import gradacc_compat\nexcept ImportError as e:\n"
+            "    print(e); sys.exit(0)\nsys.exit(1)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    out, _ = proc.communicate()
+    assert proc.returncode == 0
+    assert "pip install tensorflow" in six.ensure_str(out)
+
+
+def test_release_tuple_counts_prereleases_as_their_release():
+    assert compat.release_tuple("2.16.0rc0") == (2, 16, 0)
+    assert compat.release_tuple("2.17.0-dev20240501") == (2, 17, 0)
+    assert compat.release_tuple("1.14.0") == (1, 14, 0)
+    assert compat.release_tuple("2.1") == (2, 1, 0)
