@@ -12,5 +12,6 @@ from gradacc_compat._version import __version__
 from gradacc_compat import compat  # raises a clear ImportError without TF
 from gradacc_compat.accumulator import GradientAccumulator
 from gradacc_compat.info import show_versions
+from gradacc_compat.wrap import wrap
 
-__all__ = ["__version__", "GradientAccumulator", "show_versions"]
+__all__ = ["__version__", "GradientAccumulator", "show_versions", "wrap"]

@@ -128,10 +128,16 @@ class GradientAccumulator(tf.Module):
           A boolean tensor, true when this call applied an update. In graph
           mode run it (it carries the accumulation and the apply).
         """
+        return self._step(optimizer, gradients, variables, weight)
+
+    def _step(self, optimizer, gradients, variables, weight=None, apply_fn=None):
+        """``step`` whose apply is ``apply_fn(grads_and_vars)`` when given
+        (the optimizer wrappers pass their inner apply, e.g. with global_step)."""
         adapter = families.adapter_for(optimizer)
         count = self.accumulate(gradients, variables, weight)
         steps = self._steps
-        return self._apply_if(adapter, optimizer, count, lambda c: tf.greater_equal(c, steps))
+        return self._apply_if(adapter, optimizer, count, lambda c: tf.greater_equal(c, steps),
+                              apply_fn)
 
     def accumulate(self, gradients, variables, weight=None):
         """Adds one micro-batch's gradients. Returns the pending micro-step count."""
@@ -158,10 +164,13 @@ class GradientAccumulator(tf.Module):
         For loops that decide on the host when to apply; callable in replica
         context or, under a strategy, in cross-replica context.
         """
+        return self._apply_pending(optimizer)
+
+    def _apply_pending(self, optimizer, apply_fn=None):
         adapter = families.adapter_for(optimizer)
         if self._accums is None:  # nothing was ever accumulated
             return tf.constant(False)
-        return self._apply_if(adapter, optimizer, None, lambda c: tf.greater(c, 0))
+        return self._apply_if(adapter, optimizer, None, lambda c: tf.greater(c, 0), apply_fn)
 
     def flush(self, optimizer):
         """Applies a partial cycle (end of an epoch) with correct weighting.
@@ -271,7 +280,7 @@ class GradientAccumulator(tf.Module):
             grad = grad * weight
         return accum.assign_add(grad)
 
-    def _apply_if(self, adapter, optimizer, count, predicate):
+    def _apply_if(self, adapter, optimizer, count, predicate, apply_fn=None):
         """Decides in cross-replica context, applies back in replica context.
 
         A ``tf.cond`` around ``apply_gradients`` in replica context fails
@@ -306,7 +315,7 @@ class GradientAccumulator(tf.Module):
             with tf.init_scope(), compat.strategy_scope(strategy):
                 adapter.prepare(optimizer, used)
             return _cond(predicate(count_value),
-                         lambda: self._apply_all(strategy, adapter, optimizer))
+                         lambda: self._apply_all(strategy, adapter, optimizer, apply_fn))
 
         ctx = tf.distribute.get_replica_context()
         if ctx is None:
@@ -315,7 +324,7 @@ class GradientAccumulator(tf.Module):
             count = self._local(self._micro_step).read_value()
         return ctx.merge_call(decide, args=(count,))
 
-    def _apply_all(self, strategy, adapter, optimizer):
+    def _apply_all(self, strategy, adapter, optimizer, apply_fn=None):
         """Cross-replica: one apply per replica, then the resets."""
         divisor = None
         if self._reduction == "mean" and self._plain.weighted:
@@ -337,7 +346,11 @@ class GradientAccumulator(tf.Module):
                 if div is not None:
                     value = tf.math.divide_no_nan(value, tf.cast(div, value.dtype))
                 grads.append(tf.cast(value, variables[i].dtype))
-            applied = adapter.apply(optimizer, list(zip(grads, [variables[i] for i in indices])))
+            grads_and_vars = list(zip(grads, [variables[i] for i in indices]))
+            if apply_fn is not None:
+                applied = apply_fn(grads_and_vars)
+            else:
+                applied = adapter.apply(optimizer, grads_and_vars)
             deps = [t for t in [applied] + grads if t is not None and not _is_python(t)]
             with tf.control_dependencies(deps if not tf.executing_eagerly() else []):
                 resets = self._reset_ops(lambda v: (self._local(v),))

@@ -241,6 +241,7 @@ def make_optimizer(family, name, lr=0.1):
 
 def optimizer_state(optimizer, variables):
     """The optimizer's slots/moments and step counters, in a stable order."""
+    optimizer = getattr(optimizer, "inner_optimizer", optimizer)  # gac.wrap of a v1
     if isinstance(optimizer, tf.compat.v1.train.Optimizer):
         state = [optimizer.get_slot(v, n) for v in variables
                  for n in sorted(optimizer.get_slot_names())]

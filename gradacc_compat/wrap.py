@@ -1,0 +1,311 @@
+"""``gac.wrap(optimizer, steps)``: accumulation behind the optimizer API.
+
+The result is an optimizer of the wrapped optimizer's family, so ``compile``,
+``fit``, ``minimize``, estimators and checkpoints accept it:
+
+* ``tf.compat.v1.train.Optimizer``: a ``tf.compat.v1.train.Optimizer`` that
+  holds the given one (composition, as TF's own SyncReplicasOptimizer does):
+  ``compute_gradients`` is the inner one's, ``apply_gradients`` accumulates
+  and applies with the inner optimizer -- and its ``global_step`` -- once per
+  effective step.
+* Keras optimizers (OptimizerV2, the TF 2.11-2.15 optimizer, Keras 3): an
+  instance of a subclass of the given optimizer's own class, configured from
+  its ``get_config()``; its ``apply_gradients``/``apply`` accumulate and call
+  the class's own implementation once per effective step, so clipping, weight
+  decay, EMA, loss-scale unscaling, LR schedules and ``iterations`` all act on
+  the accumulated gradient, once.
+"""
+from __future__ import absolute_import, division, print_function
+
+from gradacc_compat import compat, families
+from gradacc_compat.accumulator import GradientAccumulator, check_steps
+from gradacc_compat.compat import tf
+
+__all__ = ["wrap", "AccumulatingOptimizerV1"]
+
+_OPTIONS = ("reduction", "name")
+# Arguments users pass to wrap() that belong to the optimizer being wrapped.
+_INNER_ARGUMENTS = (
+    "learning_rate", "lr", "clipnorm", "clipvalue", "global_clipnorm",
+    "weight_decay", "use_ema", "ema_momentum", "ema_overwrite_frequency",
+    "momentum", "nesterov", "beta_1", "beta_2", "epsilon", "amsgrad", "decay",
+    "loss_scale_factor", "gradient_accumulation_steps", "jit_compile",
+    "use_locking", "global_step",
+)
+
+
+def wrap(optimizer, steps, **options):
+    """Returns ``optimizer`` accumulating ``steps`` micro-batches per update.
+
+    Usage::
+
+        opt = gac.wrap(tf.keras.optimizers.Adam(1e-3), steps=4)
+        model.compile(optimizer=opt, loss="mse")
+        model.fit(x, y, batch_size=32)          # effective batch 4 x 32
+
+        opt = gac.wrap(tf.compat.v1.train.AdamOptimizer(1e-3), steps=4)
+        train_op = opt.minimize(loss, global_step=tf.compat.v1.train.get_or_create_global_step())
+
+    Args:
+      optimizer: a ``tf.compat.v1.train.Optimizer`` or a Keras optimizer
+        (OptimizerV2 / legacy, the TF 2.11-2.15 optimizer, Keras 3) that has
+        not been used yet.
+      steps: micro-batches per applied update, an int >= 1.
+      **options: ``reduction`` ("mean" or "sum") and ``name``; anything else
+        belongs on the optimizer being wrapped.
+
+    Returns:
+      An optimizer of the same family. ``iterations`` / ``global_step``
+      count effective steps; ``micro_step`` counts pending micro-batches.
+
+    Raises:
+      TypeError: not an optimizer, or an argument that belongs on it.
+      ValueError: ``steps`` is not an int >= 1, or the optimizer has state.
+    """
+    adapter = families.adapter_for(optimizer)
+    steps = check_steps(steps)
+    _check_options(optimizer, options)
+    if adapter.name == "v1-train":
+        return AccumulatingOptimizerV1(optimizer, steps, **options)
+    if _has_state(optimizer):
+        raise ValueError(
+            "gac.wrap received %s that has already been used (it has slots or "
+            "iterations). Wrap a fresh optimizer, before its first apply_gradients; "
+            "the wrapper is configured from optimizer.get_config()." % (_describe(optimizer),))
+    if getattr(optimizer, "gradient_accumulation_steps", None):
+        raise ValueError(
+            "gac.wrap received %s with Keras' own gradient_accumulation_steps=%r. Use "
+            "one or the other: remove gradient_accumulation_steps from the optimizer."
+            % (_describe(optimizer), optimizer.gradient_accumulation_steps))
+    cls = _keras_subclass(type(optimizer), adapter)
+    return cls._gac_create(optimizer.get_config(), steps, options)
+
+
+def _describe(optimizer):
+    return "%s.%s (TF %s, tf.keras is %s)" % (
+        type(optimizer).__module__, type(optimizer).__name__,
+        compat.TF_VERSION_STRING, compat.KERAS_FLAVOUR)
+
+
+def _check_options(optimizer, options):
+    for key in options:
+        if key in _OPTIONS:
+            continue
+        if key in _INNER_ARGUMENTS:
+            raise TypeError(
+                "gac.wrap(..., %s=%r): `%s` belongs on the optimizer being wrapped, "
+                "not on the wrapper. Received optimizer %s; create it with %s=... "
+                "and wrap that." % (key, options[key], key, _describe(optimizer), key))
+        raise TypeError("gac.wrap() got an unexpected option %r (accepted: %s). Received "
+                        "optimizer %s." % (key, ", ".join(_OPTIONS), _describe(optimizer)))
+
+
+def _has_state(optimizer):
+    if getattr(optimizer, "built", False) or getattr(optimizer, "_built", False):
+        return True
+    slots = getattr(optimizer, "_slots", None)
+    return bool(slots)
+
+
+class _LazyAccumulator(object):
+    """Creates the GradientAccumulator on first use, in cross-replica context
+    of the strategy that runs the step (wrappers are often created before
+    ``strategy.scope()`` matters, or inside an estimator's model_fn)."""
+
+    @staticmethod
+    def get(owner, steps, options, attach):
+        acc = getattr(owner, "_gac_accumulator", None)
+        if acc is not None:
+            return acc
+
+        def create(*_):
+            # Runs once: MirroredStrategy calls the merge function of one
+            # replica thread only, so create AND attach here.
+            if getattr(owner, "_gac_accumulator", None) is None:
+                attach(GradientAccumulator(steps, **options))
+
+        ctx = tf.distribute.get_replica_context()
+        if ctx is None:
+            create()
+        else:
+            ctx.merge_call(create)
+        return owner._gac_accumulator
+
+
+# ---------------------------------------------------------------- TF1 family
+class AccumulatingOptimizerV1(tf.compat.v1.train.Optimizer):
+    """A ``tf.compat.v1.train.Optimizer`` that accumulates ``steps`` calls.
+
+    ``minimize(loss, global_step=...)`` advances ``global_step`` once per
+    effective step (so ``Estimator.train(max_steps=K)`` runs K effective
+    steps, and LR schedules on ``global_step`` see effective steps).
+    """
+
+    def __init__(self, optimizer, steps, reduction="mean", name=None):
+        super(AccumulatingOptimizerV1, self).__init__(
+            use_locking=False, name=name or "Accumulating" + optimizer.get_name())
+        self._gac_inner = optimizer
+        self._gac_steps = steps
+        self._gac_options = {"reduction": reduction}
+        self._gac_accumulator = None
+        self._track_trackable(optimizer, name="inner_optimizer")
+
+    @property
+    def inner_optimizer(self):
+        return self._gac_inner
+
+    @property
+    def steps(self):
+        return self._gac_steps
+
+    @property
+    def accumulator(self):
+        return self._accumulator()
+
+    @property
+    def micro_step(self):
+        return self._accumulator().micro_step
+
+    def _accumulator(self):
+        def attach(acc):
+            self._gac_accumulator = acc
+            self._track_trackable(acc, name="gradient_accumulator")
+        return _LazyAccumulator.get(self, self._gac_steps, self._gac_options, attach)
+
+    def compute_gradients(self, *args, **kwargs):
+        return self._gac_inner.compute_gradients(*args, **kwargs)
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        grads_and_vars = list(grads_and_vars)
+        if not grads_and_vars:
+            raise ValueError("apply_gradients received no (gradient, variable) pairs.")
+        grads, variables = zip(*grads_and_vars)
+        inner = self._gac_inner
+
+        def apply_fn(accumulated):
+            return inner.apply_gradients(accumulated, global_step=global_step, name=name)
+
+        return self._accumulator()._step(inner, grads, variables, apply_fn=apply_fn)
+
+    def flush(self, global_step=None):
+        """Applies a pending partial cycle (a no-op when nothing is pending)."""
+        inner = self._gac_inner
+        return self._accumulator()._apply_pending(
+            inner, lambda gv: inner.apply_gradients(gv, global_step=global_step))
+
+    def get_slot(self, var, name):
+        return self._gac_inner.get_slot(var, name)
+
+    def get_slot_names(self):
+        return self._gac_inner.get_slot_names()
+
+    def variables(self):
+        own = list(self._gac_accumulator.variables) if self._gac_accumulator is not None else []
+        return self._gac_inner.variables() + own
+
+
+# -------------------------------------------------------------- Keras families
+_SUBCLASSES = {}
+
+
+def _keras_subclass(base, adapter):
+    """``Accumulating<Base>``: the same class, with accumulation in front."""
+    key = (base, adapter.name)
+    if key in _SUBCLASSES:
+        return _SUBCLASSES[key]
+    mixin = _Keras3Mixin if adapter.name == "keras3-optimizer" else _Keras2Mixin
+    cls = type("Accumulating" + base.__name__, (mixin, base), {"_gac_base": base})
+    _SUBCLASSES[key] = cls
+    return cls
+
+
+class _KerasMixin(object):
+    """Shared by the Keras subclasses; ``_gac_base`` is the wrapped class."""
+
+    _gac_base = None
+
+    def _gac_setup(self, steps, options):
+        # object.__setattr__: keep Keras' attribute tracking out of plain data.
+        object.__setattr__(self, "_gac_steps", steps)
+        object.__setattr__(self, "_gac_options", dict(options))
+        object.__setattr__(self, "_gac_accumulator", None)
+
+    @property
+    def steps(self):
+        return self._gac_steps
+
+    @property
+    def accumulator(self):
+        return self._gac_get_accumulator()
+
+    @property
+    def micro_step(self):
+        return self._gac_get_accumulator().micro_step
+
+    def _gac_get_accumulator(self):
+        def attach(acc):
+            object.__setattr__(self, "_gac_accumulator", acc)
+            self._gac_track(acc)
+        return _LazyAccumulator.get(self, self._gac_steps, self._gac_options, attach)
+
+    def _gac_track(self, acc):
+        track = getattr(self, "_track_trackable", None)
+        if track is not None:
+            track(acc, name="gradient_accumulator")
+
+    def get_config(self):
+        config = super(_KerasMixin, self).get_config()
+        config["gac_steps"] = self._gac_steps
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        steps = config.pop("gac_steps", None)
+        if steps is None:
+            raise ValueError("%s.from_config needs `gac_steps` in the config (it is what "
+                             "get_config() returns); received keys %s."
+                             % (cls.__name__, sorted(config)))
+        return cls._gac_create(config, steps, {}, custom_objects)
+
+    @classmethod
+    def _gac_create(cls, config, steps, options, custom_objects=None):
+        """An instance of ``cls`` built by the wrapped class's own from_config
+        (which knows its schedules and renamed arguments)."""
+        base_from_config = cls._gac_base.from_config.__func__
+        instance = base_from_config(cls, config, custom_objects=custom_objects)
+        instance._gac_setup(steps, options)
+        return instance
+
+    def flush(self):
+        """Applies a pending partial cycle (a no-op when nothing is pending)."""
+        return self._gac_get_accumulator()._apply_pending(self, self._gac_apply_inner)
+
+    def _gac_accumulate(self, grads, variables, *args, **kwargs):
+        def apply_fn(accumulated):
+            return self._gac_apply_inner(accumulated, *args, **kwargs)
+        return self._gac_get_accumulator()._step(self, list(grads), list(variables),
+                                                 apply_fn=apply_fn)
+
+
+class _Keras2Mixin(_KerasMixin):
+    """OptimizerV2 and the TF 2.11-2.15 optimizer: ``apply_gradients``."""
+
+    def apply_gradients(self, grads_and_vars, *args, **kwargs):
+        grads, variables = zip(*list(grads_and_vars))
+        return self._gac_accumulate(grads, variables, *args, **kwargs)
+
+    def _gac_apply_inner(self, accumulated, *args, **kwargs):
+        return self._gac_base.apply_gradients(self, accumulated, *args, **kwargs)
+
+
+class _Keras3Mixin(_KerasMixin):
+    """Keras 3: ``apply`` (``apply_gradients`` calls it)."""
+
+    def apply(self, grads, trainable_variables=None):
+        if trainable_variables is None:
+            trainable_variables = self._trainable_variables
+        return self._gac_accumulate(grads, trainable_variables)
+
+    def _gac_apply_inner(self, accumulated):
+        self._gac_base.apply(self, [g for g, _ in accumulated], [v for _, v in accumulated])

@@ -1,0 +1,236 @@
+"""gac.wrap(optimizer, steps): model.fit, minimize/global_step and estimators
+give the big-batch weights, optimizer state and step counters."""
+from __future__ import absolute_import, division, print_function
+
+import numpy as np
+import pytest
+
+import gradacc_compat as gac
+from gradacc_compat import compat, families
+from gradacc_compat.compat import tf
+from tests import harness as H
+
+K, N, B = 3, 3, 4
+
+
+# ------------------------------------------------------------ TF1 optimizers
+def _v1_train(mode, distributed, steps, batch, x, y):
+    with H.Harness(mode, distributed) as h:
+        variables = H.make_variables()
+        global_step = tf.compat.v1.Variable(
+            0, dtype=tf.int64, trainable=False, name="global_step",
+            aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+        # A schedule on global_step: it must see effective steps.
+        # (a callable when eager, a tensor in a graph; both are accepted)
+        lr = tf.compat.v1.train.exponential_decay(0.1, global_step, 1, 0.5)
+        inner = tf.compat.v1.train.MomentumOptimizer(lr, 0.9)
+        opt = gac.wrap(inner, steps) if steps > 1 else inner
+
+        def train_step(xb, yb):
+            xl, yl = H.replica_slice(xb), H.replica_slice(yb)
+            grads = H.gradients(lambda: H.global_mean_loss(variables, xl, yl, batch), variables)
+            return opt.apply_gradients(list(zip(grads, variables)), global_step=global_step)
+
+        run = h.compile(train_step, x[:batch], y[:batch])
+        for start in range(0, len(x), batch):
+            run(x[start:start + batch], y[start:start + batch])
+        out = h.values(variables) + h.values(H.optimizer_state(opt, variables))
+        micro = int(h.value(opt.micro_step)) if steps > 1 else None
+        return out, int(h.value(global_step)), micro
+
+
+def test_v1_optimizer_global_step_counts_effective_steps(mode, distributed):
+    x, y = H.make_data(K * N * B)
+    reference, ref_step, _ = _v1_train(mode, False, 1, N * B, x, y)
+    got, step, micro = _v1_train(mode, distributed, N, B, x, y)
+    assert ref_step == step == K
+    assert micro == 0
+    H.assert_close(got, reference, "weights and momentum")
+
+
+def test_v1_minimize_in_a_graph():
+    """The estimator-era one-liner: minimize(loss, global_step=...)."""
+    x, y = H.make_data(K * N * B)
+    results = []
+    for steps, batch in ((1, N * B), (N, B)):
+        with H.Harness("graph") as h:
+            variables = H.make_variables()
+            xb = tf.compat.v1.placeholder(tf.float32, [batch, 4])
+            yb = tf.compat.v1.placeholder(tf.float32, [batch, 3])
+            gstep = tf.compat.v1.train.get_or_create_global_step()
+            inner = tf.compat.v1.train.AdamOptimizer(0.05)
+            opt = gac.wrap(inner, steps) if steps > 1 else inner
+            train_op = opt.minimize(H.global_mean_loss(variables, xb, yb, batch),
+                                    global_step=gstep)
+            h.initialize()
+            for start in range(0, len(x), batch):
+                h.session.run(train_op, {xb: x[start:start + batch], yb: y[start:start + batch]})
+            results.append((h.values(variables) + h.values(H.optimizer_state(opt, variables)),
+                            int(h.value(gstep))))
+    H.assert_close(results[1][0], results[0][0], "weights and Adam state")
+    assert results[0][1] == results[1][1] == K
+
+
+@pytest.mark.skipif(not compat.HAS_ESTIMATOR, reason="tf.estimator is gone from TF 2.16")
+def test_estimator_with_wrapped_optimizer_matches_big_batch(tmpdir):
+    x, y = H.make_data(K * N * B, seed=11)
+    init, _ = H.initial_values()
+
+    def train(steps, batch, model_dir):
+        def model_fn(features, labels, mode):
+            kernel = tf.compat.v1.get_variable("kernel", initializer=tf.constant(init[0]))
+            bias = tf.compat.v1.get_variable("bias", initializer=tf.constant(init[1]))
+            loss = H.global_mean_loss([kernel, bias], features, labels, batch)
+            inner = tf.compat.v1.train.AdamOptimizer(0.05)
+            opt = gac.wrap(inner, steps) if steps > 1 else inner
+            train_op = opt.minimize(loss, global_step=tf.compat.v1.train.get_or_create_global_step())
+            return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+        def input_fn():
+            return tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
+
+        est = tf.estimator.Estimator(model_fn, model_dir=model_dir)
+        est.train(input_fn, max_steps=K)
+        return ([est.get_variable_value(n) for n in ("kernel", "bias")],
+                int(est.get_variable_value("global_step")))
+
+    ref, ref_step = train(1, N * B, str(tmpdir.join("big")))
+    got, step = train(N, B, str(tmpdir.join("acc")))
+    assert ref_step == step == K
+    H.assert_close(got, ref, "estimator weights")
+
+
+# ----------------------------------------------------------- Keras model.fit
+def _keras():
+    return compat.keras_module()
+
+
+def _fit(family, opt_name, steps, batch, x, y, distributed, schedule, clipnorm=None):
+    keras = _keras()
+    keras.backend.clear_session()
+    strategy = H._mirrored("eager") if distributed else None
+    scope = strategy.scope() if strategy else _Nothing()
+    with scope:
+        inputs = keras.Input(shape=(4,))
+        model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
+        init, _ = H.initial_values()
+        model.set_weights(init[:2])
+        lr = 0.1
+        if schedule:
+            lr = keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)
+        module = compat.keras_legacy_optimizers() if family == "legacy" else keras.optimizers
+        extra = {"clipnorm": clipnorm} if clipnorm else {}
+        if opt_name == "adam":
+            inner = module.Adam(lr, **extra)
+        else:
+            inner = module.SGD(lr, momentum=0.9 if opt_name == "momentum" else 0.0, **extra)
+        opt = gac.wrap(inner, steps) if steps > 1 else inner
+        model.compile(optimizer=opt, loss="mse")
+    model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
+    state = opt.variables() if callable(opt.variables) else opt.variables
+    return model.get_weights(), [np.asarray(tf.convert_to_tensor(v)) for v in state], \
+        int(tf.convert_to_tensor(opt.iterations)) if compat.eager_by_default() else \
+        int(keras.backend.get_value(opt.iterations))
+
+
+class _Nothing(object):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _skip_unless_fit_family(family):
+    available, reason = H.family_available(family)
+    if not available:
+        pytest.skip(reason)
+    if family == "v1":
+        pytest.skip("model.fit takes Keras optimizers")
+    if not compat.eager_by_default():
+        adapter = families.adapter_for(H.make_optimizer(family, "sgd"))
+        if not adapter.works_in_graph:
+            pytest.skip("this Keras optimizer family refuses TF1 graphs")
+
+
+@pytest.mark.parametrize("schedule", [False, True], ids=["constant_lr", "lr_schedule"])
+@pytest.mark.parametrize("opt_name", H.OPTIMIZERS)
+@pytest.mark.parametrize("family", ["keras", "legacy"])
+def test_fit_matches_big_batch(family, opt_name, schedule, distributed):
+    _skip_unless_fit_family(family)
+    if distributed and not compat.eager_by_default():
+        pytest.skip("Keras fit under a strategy needs eager (TF2, or the TF1 eager factor)")
+    x, y = H.make_data(K * N * B, seed=13)
+    ref_w, ref_state, ref_it = _fit(family, opt_name, 1, N * B, x, y, False, schedule)
+    got_w, got_state, got_it = _fit(family, opt_name, N, B, x, y, distributed, schedule)
+    assert ref_it == got_it == K
+    H.assert_close(got_w, ref_w, "weights")
+    # The wrapper's own state may include the accumulator: compare the
+    # optimizer's part, which comes first and has the reference's length.
+    H.assert_close(got_state[:len(ref_state)], ref_state, "optimizer state")
+    assert not np.allclose(got_w[0], H.initial_values()[0][0])
+
+
+def test_fit_clipnorm_acts_once_on_the_accumulated_gradient():
+    _skip_unless_fit_family("keras")
+    inner = H.make_optimizer("keras", "sgd")
+    if families.adapter_for(inner).name == "keras-optimizer-v2" and \
+            not hasattr(type(inner), "_transform_gradients"):
+        pytest.skip("OptimizerV2 before TF 2.4 clips in compute_gradients, per micro-batch")
+    x, y = H.make_data(K * N * B, seed=17)
+    ref = _fit("keras", "sgd", 1, N * B, x, y, False, False, clipnorm=0.05)
+    got = _fit("keras", "sgd", N, B, x, y, False, False, clipnorm=0.05)
+    unclipped = _fit("keras", "sgd", 1, N * B, x, y, False, False)
+    H.assert_close(got[0], ref[0], "clipped weights")
+    assert not np.allclose(ref[0][0], unclipped[0][0])  # clipping mattered
+
+
+# ---------------------------------------------------------------- contract
+@pytest.mark.parametrize("family", H.FAMILIES)
+def test_wrapper_is_of_the_wrapped_family(family):
+    available, reason = H.family_available(family)
+    if not available:
+        pytest.skip(reason)
+    inner = H.make_optimizer(family, "adam")
+    opt = gac.wrap(inner, 4)
+    assert families.adapter_for(opt) is families.adapter_for(inner)
+    if family == "v1":
+        assert isinstance(opt, tf.compat.v1.train.Optimizer)
+        assert opt.inner_optimizer is inner
+        return
+    assert isinstance(opt, type(inner))
+    config = opt.get_config()
+    assert config["gac_steps"] == 4
+    again = type(opt).from_config(config)
+    assert again.steps == 4 and isinstance(again, type(inner))
+
+
+BAD_WRAPS = {
+    "not_an_optimizer": (TypeError, "not an optimizer", lambda: gac.wrap(object(), 2)),
+    "steps_zero": (ValueError, "Received: steps=0",
+                   lambda: gac.wrap(H.make_optimizer("v1", "sgd"), 0)),
+    "steps_float": (TypeError, "Received: steps=2.5",
+                    lambda: gac.wrap(H.make_optimizer("v1", "sgd"), 2.5)),
+    "clipnorm_on_wrapper": (TypeError, "belongs on the optimizer being wrapped",
+                            lambda: gac.wrap(H.make_optimizer("v1", "sgd"), 2, clipnorm=1.0)),
+    "unknown_option": (TypeError, "unexpected option 'colour'",
+                       lambda: gac.wrap(H.make_optimizer("v1", "sgd"), 2, colour="red")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_WRAPS))
+def test_bad_wrap_says_what_was_received(case):
+    error, message, call = BAD_WRAPS[case]
+    with pytest.raises(error) as info:
+        call()
+    assert message in str(info.value)
+
+
+def test_wrapping_a_used_keras_optimizer_is_refused():
+    if not compat.eager_by_default():
+        pytest.skip("builds the optimizer eagerly")
+    opt = H.make_optimizer("keras", "adam")
+    var = tf.Variable(np.zeros(2, "float32"))
+    opt.apply_gradients([(tf.ones(2), var)])
+    with pytest.raises(ValueError, match="already been used"):
+        gac.wrap(opt, 2)
