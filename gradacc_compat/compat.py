@@ -33,7 +33,8 @@ __all__ = [
     "eager_by_default", "run_in_replicas", "local_results", "replica_index",
     "strategy_scope", "in_cross_replica_context", "get_strategy",
     "split_cpu", "tf1_session_config", "mirrored_strategy", "keras_module",
-    "keras_legacy_optimizers", "visible_devices",
+    "keras_legacy_optimizers", "keras_track_graph_variables",
+    "visible_devices",
 ]
 
 
@@ -134,6 +135,26 @@ def keras_legacy_optimizers():
         return None
     legacy = getattr(keras.optimizers, "legacy", None)
     return legacy if legacy is not None and hasattr(legacy, "SGD") else None
+
+
+def keras_track_graph_variables(variables):
+    """Let Keras' TF1-graph session initialize ``variables``.
+
+    In a TF1 graph, ``model.fit`` initializes only the variables Keras itself
+    tracks (``tensorflow.python.keras.backend.track_variable``, not exported
+    as tf.keras.backend.track_variable). Eager runs need nothing.
+    # TODO: remove when TF 1.15 is no longer supported.
+    """
+    if eager_by_default() or KERAS_FLAVOUR != "keras2":
+        return
+    try:
+        from tensorflow.python.keras import backend as keras_backend
+    except ImportError:
+        return
+    track = getattr(keras_backend, "track_variable", None)
+    if track is not None:
+        for variable in variables:
+            track(variable)
 
 
 # -------------------------------------------------------------- execution

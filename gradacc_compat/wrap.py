@@ -284,8 +284,10 @@ class _KerasMixin(object):
     def _gac_accumulate(self, grads, variables, *args, **kwargs):
         def apply_fn(accumulated):
             return self._gac_apply_inner(accumulated, *args, **kwargs)
-        return self._gac_get_accumulator()._step(self, list(grads), list(variables),
-                                                 apply_fn=apply_fn)
+        acc = self._gac_get_accumulator()
+        result = acc._step(self, list(grads), list(variables), apply_fn=apply_fn)
+        compat.keras_track_graph_variables(acc.variables)
+        return result
 
 
 class _Keras2Mixin(_KerasMixin):

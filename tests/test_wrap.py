@@ -128,9 +128,11 @@ def _fit(family, opt_name, steps, batch, x, y, distributed, schedule, clipnorm=N
         model.compile(optimizer=opt, loss="mse")
     model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
     state = opt.variables() if callable(opt.variables) else opt.variables
-    return model.get_weights(), [np.asarray(tf.convert_to_tensor(v)) for v in state], \
-        int(tf.convert_to_tensor(opt.iterations)) if compat.eager_by_default() else \
-        int(keras.backend.get_value(opt.iterations))
+    if compat.eager_by_default():
+        read = lambda v: np.asarray(tf.convert_to_tensor(v))
+    else:  # Keras' own session holds the TF1 graph
+        read = keras.backend.get_value
+    return model.get_weights(), [read(v) for v in state], int(read(opt.iterations))
 
 
 class _Nothing(object):
