@@ -242,14 +242,25 @@ def make_optimizer(family, name, lr=0.1):
 def optimizer_state(optimizer, variables):
     """The optimizer's slots/moments and step counters, in a stable order."""
     optimizer = getattr(optimizer, "inner_optimizer", optimizer)  # gac.wrap of a v1
-    if isinstance(optimizer, tf.compat.v1.train.Optimizer):
+    if hasattr(optimizer, "get_slot_names") and hasattr(optimizer, "get_slot"):
+        # v1 and OptimizerV2: by name (creation order differs after a restore).
         state = [optimizer.get_slot(v, n) for v in variables
-                 for n in sorted(optimizer.get_slot_names())]
+                 for n in sorted(optimizer.get_slot_names())
+                 if _has_slot(optimizer, v, n)]
         if hasattr(optimizer, "_get_beta_accumulators"):
             state.extend(optimizer._get_beta_accumulators())
+        if not isinstance(optimizer, tf.compat.v1.train.Optimizer):
+            state.append(optimizer.iterations)
         return [s for s in state if s is not None]
     found = optimizer.variables
     return list(found() if callable(found) else found)
+
+
+def _has_slot(optimizer, variable, name):
+    try:
+        return optimizer.get_slot(variable, name) is not None
+    except KeyError:  # OptimizerV2 raises for a variable without slots
+        return False
 
 
 def assert_close(actual, expected, what, rtol=1e-5, atol=1e-6):

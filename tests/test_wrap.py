@@ -158,10 +158,17 @@ def _skip_unless_fit_family(family):
 @pytest.mark.parametrize("schedule", [False, True], ids=["constant_lr", "lr_schedule"])
 @pytest.mark.parametrize("opt_name", H.OPTIMIZERS)
 @pytest.mark.parametrize("family", ["keras", "legacy"])
-def test_fit_matches_big_batch(family, opt_name, schedule, distributed):
+def test_fit_matches_big_batch(family, opt_name, schedule, distributed, request):
     _skip_unless_fit_family(family)
     if distributed and not compat.eager_by_default():
         pytest.skip("Keras fit under a strategy needs eager (TF2, or the TF1 eager factor)")
+    if distributed and compat.TF1:
+        # Known gap: TF 1.x Keras fits a distributed model through its own
+        # per-replica graph loop, and the wrapper applies once instead of K
+        # times there. Strict: this fails loudly once it starts working.
+        request.applymarker(pytest.mark.xfail(
+            strict=True, reason="Keras model.fit + tf.contrib.distribute on TF 1.x eager "
+                                "is not supported by gac.wrap yet (custom loops are)"))
     x, y = H.make_data(K * N * B, seed=13)
     ref_w, ref_state, ref_it = _fit(family, opt_name, 1, N * B, x, y, False, schedule)
     got_w, got_state, got_it = _fit(family, opt_name, N, B, x, y, distributed, schedule)
