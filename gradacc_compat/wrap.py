@@ -193,11 +193,10 @@ class AccumulatingOptimizerV1(tf.compat.v1.train.Optimizer):
         return self._accumulator()._apply_pending(
             inner, lambda gv: inner.apply_gradients(gv, global_step=global_step))
 
-    def get_slot(self, var, name):
-        return self._gac_inner.get_slot(var, name)
-
-    def get_slot_names(self):
-        return self._gac_inner.get_slot_names()
+    # get_slot/get_slot_names are deliberately NOT forwarded: checkpoints
+    # collect slots from every optimizer object, and the same slot under two
+    # optimizers is refused ("A slot variable was re-used"). Use
+    # opt.inner_optimizer.get_slot(...).
 
     def variables(self):
         own = list(self._gac_accumulator.variables) if self._gac_accumulator is not None else []
