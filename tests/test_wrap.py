@@ -105,7 +105,8 @@ def _keras():
     return compat.keras_module()
 
 
-def _fit(family, opt_name, steps, batch, x, y, distributed, schedule, clipnorm=None):
+def _fit(family, opt_name, steps, batch, x, y, distributed, schedule, clipnorm=None,
+         make_optimizer=None):
     keras = _keras()
     keras.backend.clear_session()
     strategy = H._mirrored("eager") if distributed else None
@@ -129,6 +130,8 @@ def _fit(family, opt_name, steps, batch, x, y, distributed, schedule, clipnorm=N
         else:
             inner = module.SGD(lr, momentum=0.9 if opt_name == "momentum" else 0.0, **extra)
         opt = gac.wrap(inner, steps) if steps > 1 else inner
+        if make_optimizer is not None:
+            opt = make_optimizer(steps)
         model.compile(optimizer=opt, loss="mse")
     model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
     state = opt.variables() if callable(opt.variables) else opt.variables
@@ -220,6 +223,40 @@ def test_fit_weight_decay_and_ema_act_once_per_effective_step(variant):
     without = _fit("keras", "adam" if variant == "adamw" else "momentum", 1, N * B, x, y,
                    False, False)[0]
     assert not np.allclose(ref_w[0], without[0], rtol=1e-5, atol=1e-6)
+
+
+def _loss_scale_optimizer_class():
+    keras = compat.keras_module()
+    if compat.KERAS_FLAVOUR == "keras3":
+        return keras.optimizers.LossScaleOptimizer
+    mixed = getattr(keras, "mixed_precision", None)
+    return getattr(mixed, "LossScaleOptimizer", None)
+
+
+@pytest.mark.parametrize("order", ["wrap_outside", "wrap_inside"])
+def test_fit_with_loss_scale_optimizer(order):
+    """Dynamic loss scaling: wrap(LossScaleOptimizer(opt)) accumulates scaled
+    gradients and unscales + finite-checks once per cycle;
+    LossScaleOptimizer(wrap(opt)) unscales each micro-batch. Both equal the
+    big batch."""
+    _skip_unless_fit_family("keras")
+    lso = _loss_scale_optimizer_class()
+    if lso is None or not compat.eager_by_default():
+        pytest.skip("no Keras LossScaleOptimizer for eager here (keras %s)" % compat.KERAS_FLAVOUR)
+    module = compat.keras_module().optimizers
+
+    def make(steps):
+        if steps == 1:
+            return lso(module.SGD(0.1, momentum=0.9))
+        if order == "wrap_outside":
+            return gac.wrap(lso(module.SGD(0.1, momentum=0.9)), steps)
+        return lso(gac.wrap(module.SGD(0.1, momentum=0.9), steps))
+
+    x, y = H.make_data(K * N * B, seed=23)
+    ref_w = _fit("keras", "sgd", 1, N * B, x, y, False, False, make_optimizer=make)[0]
+    got_w = _fit("keras", "sgd", N, B, x, y, False, False, make_optimizer=make)[0]
+    H.assert_close(got_w, ref_w, "weights")
+    assert not np.allclose(got_w[0], H.initial_values()[0][0])
 
 
 # ---------------------------------------------------------------- contract
