@@ -28,21 +28,10 @@ else:
 
 import numpy as np  # noqa: E402
 
+tf.get_logger().setLevel("ERROR")
+
 import gradacc_compat as gac  # noqa: E402
-
-
-class CountingReduction(tf.distribute.ReductionToOneDevice):
-    def __init__(self):
-        super(CountingReduction, self).__init__()
-        self.calls = 0
-
-    def reduce_implementation(self, *args, **kwargs):
-        self.calls += 1
-        return super(CountingReduction, self).reduce_implementation(*args, **kwargs)
-
-    def batch_reduce_implementation(self, *args, **kwargs):
-        self.calls += 1
-        return super(CountingReduction, self).batch_reduce_implementation(*args, **kwargs)
+from gradacc_compat.diagnostics import CountingReduction  # noqa: E402
 
 
 def make_model(width, rng):

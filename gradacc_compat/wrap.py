@@ -107,33 +107,55 @@ def _has_state(optimizer):
     return bool(slots)
 
 
-class _LazyAccumulator(object):
-    """Creates the GradientAccumulator on first use, in cross-replica context
-    of the strategy that runs the step (wrappers are often created before
-    ``strategy.scope()`` matters, or inside an estimator's model_fn)."""
+class _AccumulatingBase(object):
+    """What every wrapper has: ``steps``, ``micro_step``, ``accumulator``.
 
-    @staticmethod
-    def get(owner, steps, options, attach):
-        acc = getattr(owner, "_gac_accumulator", None)
-        if acc is not None:
-            return acc
+    The GradientAccumulator is created on first use, in cross-replica context
+    of the strategy that runs the step (wrappers are often created before
+    ``strategy.scope()`` matters, or inside an estimator's model_fn), and
+    tracked so checkpoints carry it.
+    """
+
+    def _gac_setup(self, steps, options):
+        # object.__setattr__: keeps Keras' attribute tracking out of plain data.
+        object.__setattr__(self, "_gac_steps", steps)
+        object.__setattr__(self, "_gac_options", dict(options))
+        object.__setattr__(self, "_gac_accumulator", None)
+
+    @property
+    def steps(self):
+        return self._gac_steps
+
+    @property
+    def accumulator(self):
+        return self._gac_get_accumulator()
+
+    @property
+    def micro_step(self):
+        return self._gac_get_accumulator().micro_step
+
+    def _gac_get_accumulator(self):
+        if self._gac_accumulator is not None:
+            return self._gac_accumulator
 
         def create(*_):
-            # Runs once: MirroredStrategy calls the merge function of one
-            # replica thread only, so create AND attach here.
-            if getattr(owner, "_gac_accumulator", None) is None:
-                attach(GradientAccumulator(steps, **options))
+            # MirroredStrategy runs the merge function of ONE replica thread,
+            # so creating and attaching both happen here, once.
+            if self._gac_accumulator is None:
+                acc = GradientAccumulator(self._gac_steps, **self._gac_options)
+                object.__setattr__(self, "_gac_accumulator", acc)
+                self._track_trackable(acc, name="gradient_accumulator")
 
         ctx = tf.distribute.get_replica_context()
         if ctx is None:
             create()
         else:
             ctx.merge_call(create)
-        return owner._gac_accumulator
+        return self._gac_accumulator
 
 
 # ---------------------------------------------------------------- TF1 family
-class AccumulatingOptimizerV1(tf.compat.v1.train.Optimizer):
+class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
     """A ``tf.compat.v1.train.Optimizer`` that accumulates ``steps`` calls.
 
     ``minimize(loss, global_step=...)`` advances ``global_step`` once per
@@ -145,32 +167,12 @@ class AccumulatingOptimizerV1(tf.compat.v1.train.Optimizer):
         super(AccumulatingOptimizerV1, self).__init__(
             use_locking=False, name=name or "Accumulating" + optimizer.get_name())
         self._gac_inner = optimizer
-        self._gac_steps = steps
-        self._gac_options = {"reduction": reduction}
-        self._gac_accumulator = None
+        self._gac_setup(steps, {"reduction": reduction})
         self._track_trackable(optimizer, name="inner_optimizer")
 
     @property
     def inner_optimizer(self):
         return self._gac_inner
-
-    @property
-    def steps(self):
-        return self._gac_steps
-
-    @property
-    def accumulator(self):
-        return self._accumulator()
-
-    @property
-    def micro_step(self):
-        return self._accumulator().micro_step
-
-    def _accumulator(self):
-        def attach(acc):
-            self._gac_accumulator = acc
-            self._track_trackable(acc, name="gradient_accumulator")
-        return _LazyAccumulator.get(self, self._gac_steps, self._gac_options, attach)
 
     def compute_gradients(self, *args, **kwargs):
         return self._gac_inner.compute_gradients(*args, **kwargs)
@@ -185,12 +187,12 @@ class AccumulatingOptimizerV1(tf.compat.v1.train.Optimizer):
         def apply_fn(accumulated):
             return inner.apply_gradients(accumulated, global_step=global_step, name=name)
 
-        return self._accumulator()._step(inner, grads, variables, apply_fn=apply_fn)
+        return self._gac_get_accumulator()._step(inner, grads, variables, apply_fn=apply_fn)
 
     def flush(self, global_step=None):
         """Applies a pending partial cycle (a no-op when nothing is pending)."""
         inner = self._gac_inner
-        return self._accumulator()._apply_pending(
+        return self._gac_get_accumulator()._apply_pending(
             inner, lambda gv: inner.apply_gradients(gv, global_step=global_step))
 
     # get_slot/get_slot_names are deliberately NOT forwarded: checkpoints
@@ -218,39 +220,10 @@ def _keras_subclass(base, adapter):
     return cls
 
 
-class _KerasMixin(object):
+class _KerasMixin(_AccumulatingBase):
     """Shared by the Keras subclasses; ``_gac_base`` is the wrapped class."""
 
     _gac_base = None
-
-    def _gac_setup(self, steps, options):
-        # object.__setattr__: keep Keras' attribute tracking out of plain data.
-        object.__setattr__(self, "_gac_steps", steps)
-        object.__setattr__(self, "_gac_options", dict(options))
-        object.__setattr__(self, "_gac_accumulator", None)
-
-    @property
-    def steps(self):
-        return self._gac_steps
-
-    @property
-    def accumulator(self):
-        return self._gac_get_accumulator()
-
-    @property
-    def micro_step(self):
-        return self._gac_get_accumulator().micro_step
-
-    def _gac_get_accumulator(self):
-        def attach(acc):
-            object.__setattr__(self, "_gac_accumulator", acc)
-            self._gac_track(acc)
-        return _LazyAccumulator.get(self, self._gac_steps, self._gac_options, attach)
-
-    def _gac_track(self, acc):
-        track = getattr(self, "_track_trackable", None)
-        if track is not None:
-            track(acc, name="gradient_accumulator")
 
     def get_config(self):
         config = super(_KerasMixin, self).get_config()

@@ -8,25 +8,10 @@ import pytest
 import gradacc_compat as gac
 from gradacc_compat import compat
 from gradacc_compat.compat import tf
+from gradacc_compat.diagnostics import CountingReduction
 from tests import harness as H
 
 K, N, B = 2, 4, 4
-
-
-class CountingReduction(tf.distribute.ReductionToOneDevice):
-    """ReductionToOneDevice that counts the reductions it is asked for."""
-
-    def __init__(self):
-        super(CountingReduction, self).__init__()
-        self.calls = 0
-
-    def reduce_implementation(self, *args, **kwargs):
-        self.calls += 1
-        return super(CountingReduction, self).reduce_implementation(*args, **kwargs)
-
-    def batch_reduce_implementation(self, *args, **kwargs):
-        self.calls += 1
-        return super(CountingReduction, self).batch_reduce_implementation(*args, **kwargs)
 
 
 def _count(family, steps, weighted):
