@@ -82,3 +82,21 @@ def test_sum_reduction_and_reset(mode):
         run(np.array([1.0, 1.0], "float32"))
         run(np.array([2.0, 3.0], "float32"))
         np.testing.assert_allclose(h.value(var), [-3.0, -4.0])  # the sum, not the mean
+
+
+def test_float16_gradients_accumulate_in_float32(mode):
+    """2048 + 1 + 1 + 1 is 2048 in float16 (spacing 2 there) but 2051 in the
+    float32 accumulator; the apply casts back to the variable's float16."""
+    with H.Harness(mode) as h:
+        var = tf.compat.v1.Variable(np.zeros(1, "float16"), name="w16", use_resource=True)
+        opt = H.make_optimizer("v1", "sgd", 1.0)
+        acc = gac.GradientAccumulator(steps=5)
+        run = h.compile(lambda g: acc.step(opt, [tf.cast(g, tf.float16)], [var]),
+                        np.zeros(1, "float32"))
+        for g in (2048.0, 1.0, 1.0, 1.0):
+            run(np.array([g], "float32"))
+        assert acc.gradients[0].dtype.base_dtype == tf.float32
+        np.testing.assert_array_equal(h.value(acc.gradients[0]), [2051.0])
+        run(np.array([1.0], "float32"))           # 2052 / 5 = 410.4 applied
+        assert h.value(var).dtype == np.float16
+        np.testing.assert_allclose(h.value(var), [-410.4], rtol=1e-3)
