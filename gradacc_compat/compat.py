@@ -34,6 +34,7 @@ __all__ = [
     "strategy_scope", "in_cross_replica_context", "get_strategy",
     "split_cpu", "tf1_session_config", "mirrored_strategy", "keras_module",
     "keras_legacy_optimizers", "keras_track_graph_variables",
+    "keras_register_serializable",
     "visible_devices",
 ]
 
@@ -155,6 +156,16 @@ def keras_track_graph_variables(variables):
     if track is not None:
         for variable in variables:
             track(variable)
+
+
+def keras_register_serializable(cls, package):
+    """Register ``cls`` for Keras (de)serialization, where Keras offers it
+    (``tf.keras.utils.register_keras_serializable``: TF >= 2.1 and Keras 3)."""
+    keras = keras_module()
+    register = getattr(getattr(keras, "utils", None), "register_keras_serializable", None)
+    if register is not None:
+        register(package=package)(cls)
+    return cls
 
 
 # -------------------------------------------------------------- execution

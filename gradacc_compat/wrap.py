@@ -21,7 +21,7 @@ from gradacc_compat import compat, families
 from gradacc_compat.accumulator import GradientAccumulator, check_steps
 from gradacc_compat.compat import tf
 
-__all__ = ["wrap", "AccumulatingOptimizerV1"]
+__all__ = ["wrap", "keras_custom_objects", "AccumulatingOptimizerV1"]
 
 _OPTIONS = ("reduction", "name")
 # Arguments users pass to wrap() that belong to the optimizer being wrapped.
@@ -215,9 +215,40 @@ def _keras_subclass(base, adapter):
     if key in _SUBCLASSES:
         return _SUBCLASSES[key]
     mixin = _Keras3Mixin if adapter.name == "keras3-optimizer" else _Keras2Mixin
-    cls = type("Accumulating" + base.__name__, (mixin, base), {"_gac_base": base})
+    # Legacy (OptimizerV2) and new Keras 2 optimizers share class names on
+    # TF 2.11-2.15; serialized names must tell them apart.
+    legacy = ".legacy" in base.__module__
+    name = "Accumulating" + ("Legacy" if legacy else "") + base.__name__
+    cls = type(name, (mixin, base), {"_gac_base": base})
+    compat.keras_register_serializable(cls, package="gradacc_compat")
     _SUBCLASSES[key] = cls
     return cls
+
+
+def keras_custom_objects():
+    """``custom_objects`` for loading a model saved with a wrapped optimizer.
+
+    Creates (and registers) the wrapper class of every optimizer class in
+    ``tf.keras.optimizers`` (and ``.legacy``), keyed by class name and by the
+    registered name::
+
+        model = tf.keras.models.load_model(path, custom_objects=gac.keras_custom_objects())
+    """
+    found = {}
+    modules = [compat.keras_module().optimizers, compat.keras_legacy_optimizers()]
+    for module in [m for m in modules if m is not None]:
+        for attr in dir(module):
+            base = getattr(module, attr)
+            if not isinstance(base, type) or base.__name__.startswith("Accumulating"):
+                continue
+            keras_families = [f for f in families.FAMILIES if f.name != "v1-train" and f.matches(base)]
+            if not keras_families:
+                continue
+            adapter = keras_families[0]
+            cls = _keras_subclass(base, adapter)
+            found[cls.__name__] = cls
+            found["gradacc_compat>" + cls.__name__] = cls
+    return found
 
 
 class _KerasMixin(_AccumulatingBase):

@@ -308,3 +308,34 @@ def test_wrapping_a_used_keras_optimizer_is_refused():
     opt.apply_gradients([(tf.ones(2), var)])
     with pytest.raises(ValueError, match="already been used"):
         gac.wrap(opt, 2)
+
+
+@pytest.mark.parametrize("fmt", [".keras", ".h5"])
+def test_saved_model_with_wrapper_loads_and_trains_on(fmt, tmpdir):
+    """model.save / load_model keep the wrapper class, its steps, and the
+    optimizer state; both models then train on identically."""
+    _skip_unless_fit_family("keras")
+    keras = _keras()
+    if fmt == ".keras" and not compat.eager_by_default():
+        pytest.skip("the .keras format is TF2-only")
+    if fmt == ".h5" and compat.KERAS_FLAVOUR == "keras3":
+        pytest.skip("Keras 3 cannot read back its own HDF5 compile config (loss 'mse'); "
+                    ".keras is its format")
+    if fmt == ".keras" and compat.KERAS_FLAVOUR == "keras2" and compat.TF_VERSION < (2, 12, 0):
+        pytest.skip("Keras %s has no .keras format (from TF 2.12)" % compat.KERAS_VERSION)
+    x, y = H.make_data(2 * K * N * B, seed=29)
+    keras.backend.clear_session()
+    inputs = keras.Input(shape=(4,))
+    model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
+    model.compile(optimizer=gac.wrap(keras.optimizers.Adam(0.05), N), loss="mse")
+    model.fit(x[:K * N * B], y[:K * N * B], batch_size=B, shuffle=False, verbose=0)
+    path = str(tmpdir.join("model" + fmt))
+    model.save(path)
+    loaded = keras.models.load_model(path, custom_objects=gac.keras_custom_objects())
+    assert type(loaded.optimizer).__name__ == type(model.optimizer).__name__
+    assert loaded.optimizer.steps == N
+    for m in (model, loaded):
+        m.fit(x[K * N * B:], y[K * N * B:], batch_size=B, shuffle=False, verbose=0)
+    H.assert_close(loaded.get_weights(), model.get_weights(), "weights after training on")
+    read = keras.backend.get_value
+    assert int(read(loaded.optimizer.iterations)) == int(read(model.optimizer.iterations)) == 2 * K
