@@ -103,6 +103,9 @@ def count_reductions(accumulate, args):
         else:
             acc.step(opt, grads, variables)
 
+    for _ in range(args.steps):  # warm-up cycle: variables, slots, accumulators
+        compat.run_in_replicas(strategy, replica_step)
+    counter.calls = 0
     micro_steps = args.steps * 3
     for _ in range(micro_steps):
         compat.run_in_replicas(strategy, replica_step)

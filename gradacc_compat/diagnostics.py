@@ -23,11 +23,23 @@ class CountingReduction(tf.distribute.ReductionToOneDevice):
     def __init__(self):
         super(CountingReduction, self).__init__()
         self.calls = 0
+        self._depth = 0
+
+    def _counted(self, implementation, *args, **kwargs):
+        # Only outermost calls count: some TF versions implement a batch
+        # reduction as one reduce_implementation call per value.
+        if self._depth == 0:
+            self.calls += 1
+        self._depth += 1
+        try:
+            return implementation(*args, **kwargs)
+        finally:
+            self._depth -= 1
 
     def reduce_implementation(self, *args, **kwargs):
-        self.calls += 1
-        return super(CountingReduction, self).reduce_implementation(*args, **kwargs)
+        return self._counted(super(CountingReduction, self).reduce_implementation,
+                             *args, **kwargs)
 
     def batch_reduce_implementation(self, *args, **kwargs):
-        self.calls += 1
-        return super(CountingReduction, self).batch_reduce_implementation(*args, **kwargs)
+        return self._counted(super(CountingReduction, self).batch_reduce_implementation,
+                             *args, **kwargs)
