@@ -12,7 +12,7 @@ from gradacc_compat._version import __version__
 from gradacc_compat import compat  # raises a clear ImportError without TF
 from gradacc_compat.accumulator import GradientAccumulator
 from gradacc_compat.info import show_versions
-from gradacc_compat.wrap import keras_custom_objects, wrap
+from gradacc_compat.wrap import flush_at_epoch_end, keras_custom_objects, wrap
 
-__all__ = ["__version__", "GradientAccumulator", "keras_custom_objects", "show_versions",
-           "wrap"]
+__all__ = ["__version__", "GradientAccumulator", "flush_at_epoch_end",
+           "keras_custom_objects", "show_versions", "wrap"]

@@ -170,7 +170,10 @@ class GradientAccumulator(tf.Module):
         adapter = families.adapter_for(optimizer)
         if self._accums is None:  # nothing was ever accumulated
             return tf.constant(False)
-        return self._apply_if(adapter, optimizer, None, lambda c: tf.greater(c, 0), apply_fn)
+        # Host code (an epoch-end callback, say) may call this outside the
+        # strategy's scope: enter it, the apply is cross-replica then.
+        with _scope_if_outside(self._plain.strategy):
+            return self._apply_if(adapter, optimizer, None, lambda c: tf.greater(c, 0), apply_fn)
 
     def flush(self, optimizer):
         """Applies a partial cycle (end of an epoch) with correct weighting.
@@ -371,6 +374,20 @@ class GradientAccumulator(tf.Module):
 # ---------------------------------------------------------------- helpers
 def _is_default(strategy):
     return not tf.distribute.has_strategy() and strategy is tf.distribute.get_strategy()
+
+
+def _scope_if_outside(strategy):
+    if not tf.distribute.has_strategy() and not _is_default(strategy):
+        return strategy.scope()
+    return _NoScope()
+
+
+class _NoScope(object):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def _is_python(value):

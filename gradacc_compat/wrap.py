@@ -21,7 +21,7 @@ from gradacc_compat import compat, families
 from gradacc_compat.accumulator import GradientAccumulator, check_steps
 from gradacc_compat.compat import tf
 
-__all__ = ["wrap", "keras_custom_objects", "AccumulatingOptimizerV1"]
+__all__ = ["wrap", "keras_custom_objects", "flush_at_epoch_end", "AccumulatingOptimizerV1"]
 
 _OPTIONS = ("reduction", "name")
 # Arguments users pass to wrap() that belong to the optimizer being wrapped.
@@ -314,3 +314,27 @@ class _Keras3Mixin(_KerasMixin):
 
     def _gac_apply_inner(self, accumulated):
         self._gac_base.apply(self, [g for g, _ in accumulated], [v for _, v in accumulated])
+
+
+def flush_at_epoch_end():
+    """A Keras callback that applies each epoch's partial cycle at its end.
+
+    The epoch-boundary policy for ``fit``: without it a cycle continues into
+    the next epoch; with it, the last micro-batches of an epoch are applied
+    as their own (correctly weighted) effective step::
+
+        model.fit(x, y, batch_size=32, callbacks=[gac.flush_at_epoch_end()])
+    """
+    keras = compat.keras_module()
+
+    class FlushAtEpochEnd(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            optimizer = self.model.optimizer
+            if not isinstance(optimizer, _AccumulatingBase):
+                raise TypeError("flush_at_epoch_end() needs a gac.wrap(...) optimizer; the "
+                                "model was compiled with %s." % (_describe(optimizer),))
+            applied = optimizer.flush()
+            if not compat.eager_by_default():  # TF1 graph: Keras' session runs it
+                keras.backend.get_session().run(applied)
+
+    return FlushAtEpochEnd()

@@ -339,3 +339,43 @@ def test_saved_model_with_wrapper_loads_and_trains_on(fmt, tmpdir):
     H.assert_close(loaded.get_weights(), model.get_weights(), "weights after training on")
     read = keras.backend.get_value
     assert int(read(loaded.optimizer.iterations)) == int(read(model.optimizer.iterations)) == 2 * K
+
+
+@pytest.mark.parametrize("flush", [False, True], ids=["carry_over", "flush_at_epoch_end"])
+def test_epoch_boundary_policy(flush, distributed):
+    """Two epochs of 5 micro-batches with steps=2. Flushing: each epoch is
+    [b1+b2], [b3+b4], [b5]. Carrying over: [b1+b2], [b3+b4], [b5+b1'], ..."""
+    _skip_unless_fit_family("keras")
+    if not compat.eager_by_default():
+        pytest.skip("the reference loop runs eagerly")
+    if distributed and compat.TF1:
+        pytest.skip("Keras fit + tf.contrib.distribute is a known gap (test_fit_matches_big_batch)")
+    keras = _keras()
+    x, y = H.make_data(5 * B, seed=31)
+    groups = [(0, 2), (2, 4), (4, 5)] if flush else [(0, 2), (2, 4), (4, 6), (6, 8), (8, 10)]
+    xx, yy = np.concatenate([x, x]), np.concatenate([y, y])
+
+    def model_and_optimizer(steps):
+        inputs = keras.Input(shape=(4,))
+        model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
+        model.set_weights(H.initial_values()[0][:2])
+        opt = keras.optimizers.SGD(0.1, momentum=0.9)
+        return model, (gac.wrap(opt, steps) if steps > 1 else opt)
+
+    keras.backend.clear_session()
+    ref_model, ref_opt = model_and_optimizer(1)
+    for a, b in groups * (2 if flush else 1):
+        xb, yb = xx[a * B:b * B], yy[a * B:b * B]
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(ref_model(xb) - yb))
+        grads = tape.gradient(loss, ref_model.trainable_variables)
+        ref_opt.apply_gradients(zip(grads, ref_model.trainable_variables))
+
+    strategy = H._mirrored("eager") if distributed else None
+    with (strategy.scope() if strategy else _Nothing()):
+        model, opt = model_and_optimizer(2)
+        model.compile(optimizer=opt, loss="mse")
+    callbacks = [gac.flush_at_epoch_end()] if flush else []
+    model.fit(x, y, batch_size=B, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
+    H.assert_close(model.get_weights(), ref_model.get_weights(), "weights")
+    assert int(np.asarray(tf.convert_to_tensor(opt.iterations))) == (6 if flush else 5)
