@@ -379,3 +379,36 @@ def test_epoch_boundary_policy(flush, distributed):
     model.fit(x, y, batch_size=B, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
     H.assert_close(model.get_weights(), ref_model.get_weights(), "weights")
     assert int(np.asarray(tf.convert_to_tensor(opt.iterations))) == (6 if flush else 5)
+
+
+@pytest.mark.parametrize("order", ["wrap_outside", "wrap_inside"])
+def test_v1_loss_scale_optimizer_in_a_graph(order):
+    """TF1's MixedPrecisionLossScaleOptimizer (dynamic scale) with minimize():
+    both wrapping orders give the big-batch weights and global_step."""
+    lso = getattr(getattr(tf.compat.v1.train, "experimental", None),
+                  "MixedPrecisionLossScaleOptimizer", None)
+    if lso is None:
+        pytest.skip("no tf.compat.v1.train.experimental.MixedPrecisionLossScaleOptimizer")
+    x, y = H.make_data(K * N * B, seed=37)
+    results = []
+    for steps, batch in ((1, N * B), (N, B)):
+        with H.Harness("graph") as h:
+            variables = H.make_variables()
+            xb = tf.compat.v1.placeholder(tf.float32, [batch, 4])
+            yb = tf.compat.v1.placeholder(tf.float32, [batch, 3])
+            gstep = tf.compat.v1.train.get_or_create_global_step()
+            inner = tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
+            if steps == 1:
+                opt = lso(inner, "dynamic")
+            elif order == "wrap_outside":
+                opt = gac.wrap(lso(inner, "dynamic"), steps)
+            else:
+                opt = lso(gac.wrap(inner, steps), "dynamic")
+            train_op = opt.minimize(H.global_mean_loss(variables, xb, yb, batch),
+                                    global_step=gstep)
+            h.initialize()
+            for start in range(0, len(x), batch):
+                h.session.run(train_op, {xb: x[start:start + batch], yb: y[start:start + batch]})
+            results.append((h.values(variables), int(h.value(gstep))))
+    H.assert_close(results[1][0], results[0][0], "weights")
+    assert results[0][1] == results[1][1] == K
