@@ -9,7 +9,7 @@ See README.md for the contract; ``gac.show_versions()`` for bug reports.
 from __future__ import absolute_import
 
 from gradacc_compat._version import __version__
-from gradacc_compat import compat  # raises a clear ImportError without TF
+from gradacc_compat import compat  # noqa: F401  (raises a clear ImportError without TF)
 from gradacc_compat.accumulator import GradientAccumulator
 from gradacc_compat.info import show_versions
 from gradacc_compat.wrap import flush_at_epoch_end, keras_custom_objects, wrap

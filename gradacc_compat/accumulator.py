@@ -2,29 +2,16 @@
 from __future__ import absolute_import, division, print_function
 
 import numbers
-import re
-
-import six
 
 from gradacc_compat import compat, families
+from gradacc_compat._checks import (check_gradient, check_steps, check_weight, clean_name,
+                                    names)
 from gradacc_compat.compat import tf
 
-__all__ = ["GradientAccumulator", "check_steps"]
+__all__ = ["GradientAccumulator"]
 
 _SYNC = tf.VariableSynchronization
 _AGG = tf.VariableAggregation
-
-
-def check_steps(steps):
-    """``steps`` as an int >= 1, or a ``TypeError``/``ValueError`` saying why."""
-    if isinstance(steps, bool) or not isinstance(steps, (numbers.Integral,)):
-        raise TypeError(
-            "`steps` must be an integer >= 1 (the number of micro-batches per "
-            "applied update). Received: steps=%r (type %s)." % (steps, type(steps).__name__))
-    if steps < 1:
-        raise ValueError("`steps` must be an integer >= 1 (1 applies every call). "
-                         "Received: steps=%r." % (steps,))
-    return int(steps)
 
 
 class _PlainState(object):
@@ -245,11 +232,11 @@ class GradientAccumulator(tf.Module):
             raise ValueError(
                 "This accumulator was built for %d variables (%s); received %d "
                 "variables (%s). Use one GradientAccumulator per variable list."
-                % (len(known), _names(known), len(variables), _names(variables)))
+                % (len(known), names(known), len(variables), names(variables)))
         checked = []
         for g, v in zip(gradients, variables):
-            checked.append(_check_gradient(g, v))
-        return checked, variables, _check_weight(weight)
+            checked.append(check_gradient(g, v))
+        return checked, variables, check_weight(weight)
 
     def _maybe_build(self, variables):
         if self._accums is not None:
@@ -261,7 +248,7 @@ class GradientAccumulator(tf.Module):
                 accums = []
                 for v in variables:
                     accums.append(self._local_variable(
-                        "accum/" + _clean_name(v), tf.TensorShape(v.shape),
+                        "accum/" + clean_name(v), tf.TensorShape(v.shape),
                         _accum_dtype(v), _AGG.SUM))
             self._accums = accums
             self._plain.variables = list(variables)
@@ -417,60 +404,3 @@ def _accum_dtype(variable):
     if dtype in (tf.float16, tf.bfloat16):
         return tf.float32
     return dtype
-
-
-def _clean_name(variable):
-    name = getattr(variable, "path", None) or getattr(variable, "name", None) or "var"
-    name = six.ensure_str(name).split(":")[0]
-    return re.sub(r"[^A-Za-z0-9_.\-/]", "_", name) or "var"
-
-
-def _names(variables):
-    shown = [_clean_name(v) for v in variables[:4]]
-    return ", ".join(shown) + (", ..." if len(variables) > 4 else "")
-
-
-def _check_gradient(grad, variable):
-    if grad is None:
-        return None
-    var_shape = tf.TensorShape(variable.shape)
-    if isinstance(grad, tf.IndexedSlices):
-        shape = tf.TensorShape(grad.values.shape)[1:]
-        if not shape.is_compatible_with(var_shape[1:]):
-            raise ValueError(
-                "Gradient for variable %s is an IndexedSlices with rows of shape %s; "
-                "the variable has shape %s." % (_clean_name(variable), shape, var_shape))
-        return grad
-    try:
-        grad = tf.convert_to_tensor(grad)
-    except (TypeError, ValueError) as err:
-        raise TypeError("Gradient for variable %s must be a tensor, tf.IndexedSlices or "
-                        "None; received %r (%s)." % (_clean_name(variable), grad, err))
-    if not grad.shape.is_compatible_with(var_shape):
-        raise ValueError("Gradient for variable %s has shape %s; the variable has shape %s. "
-                         "Are the gradients in the same order as the variables?"
-                         % (_clean_name(variable), grad.shape, var_shape))
-    return grad
-
-
-def _check_weight(weight):
-    if weight is None:
-        return None
-    if isinstance(weight, bool) or isinstance(weight, six.string_types + (bytes,)):
-        raise TypeError("`weight` must be a number of examples (>= 0), not a bool or a "
-                        "string. Received: weight=%r." % (weight,))
-    if isinstance(weight, numbers.Number) or type(weight).__module__ == "numpy":
-        value = float(weight)
-        if not value >= 0.0 or value == float("inf"):
-            raise ValueError("`weight` must be a finite number >= 0 (examples or tokens "
-                             "in this micro-batch). Received: weight=%r." % (weight,))
-        return tf.constant(value, tf.float32)
-    try:
-        tensor = tf.convert_to_tensor(weight)
-    except (TypeError, ValueError):
-        raise TypeError("`weight` must be a number or a scalar tensor. Received: weight=%r "
-                        "(type %s)." % (weight, type(weight).__name__))
-    if tensor.shape.ndims not in (None, 0) or not (tensor.dtype.is_floating or tensor.dtype.is_integer):
-        raise ValueError("`weight` must be a numeric scalar. Received a tensor of shape %s "
-                         "and dtype %s." % (tensor.shape, tensor.dtype.name))
-    return tf.cast(tensor, tf.float32)

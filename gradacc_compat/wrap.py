@@ -18,7 +18,8 @@ The result is an optimizer of the wrapped optimizer's family, so ``compile``,
 from __future__ import absolute_import, division, print_function
 
 from gradacc_compat import compat, families
-from gradacc_compat.accumulator import GradientAccumulator, check_steps
+from gradacc_compat._checks import check_steps
+from gradacc_compat.accumulator import GradientAccumulator
 from gradacc_compat.compat import tf
 
 __all__ = ["wrap", "keras_custom_objects", "flush_at_epoch_end", "AccumulatingOptimizerV1"]

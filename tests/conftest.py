@@ -7,7 +7,6 @@ two logical CPUs).
 """
 from __future__ import absolute_import, division, print_function
 
-import os
 
 import pytest
 

@@ -12,7 +12,6 @@ import pytest
 
 import gradacc_compat as gac
 from gradacc_compat import families
-from gradacc_compat.compat import tf
 from tests import harness as H
 
 K, N, B = 3, 3, 4  # effective steps, micro-batches per step, global micro-batch
