@@ -216,14 +216,22 @@ def _keras_subclass(base, adapter):
     if key in _SUBCLASSES:
         return _SUBCLASSES[key]
     mixin = _Keras3Mixin if adapter.name == "keras3-optimizer" else _Keras2Mixin
-    # Legacy (OptimizerV2) and new Keras 2 optimizers share class names on
-    # TF 2.11-2.15; serialized names must tell them apart.
-    legacy = ".legacy" in base.__module__
-    name = "Accumulating" + ("Legacy" if legacy else "") + base.__name__
+    name = "Accumulating" + ("Legacy" if _is_legacy(adapter) else "") + base.__name__
     cls = type(name, (mixin, base), {"_gac_base": base})
     compat.keras_register_serializable(cls, package="gradacc_compat")
     _SUBCLASSES[key] = cls
     return cls
+
+
+def _is_legacy(adapter):
+    """OptimizerV2 where tf.keras' own optimizers are another family (TF
+    2.11-2.15, tf_keras): the legacy and new classes share names (SGD, Adam)
+    and their serialized names must differ. The module path does not tell
+    (2.11 keeps legacy classes in keras.optimizers.optimizer_v2)."""
+    if adapter.name != "keras-optimizer-v2":
+        return False
+    default = compat.keras_module().optimizers.Optimizer
+    return not adapter.matches(default)
 
 
 def keras_custom_objects():
