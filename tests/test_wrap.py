@@ -134,9 +134,9 @@ def _fit(family, opt_name, steps, batch, x, y, distributed, schedule, clipnorm=N
             opt = make_optimizer(steps)
         model.compile(optimizer=opt, loss="mse")
     model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
-    state = opt.variables() if callable(opt.variables) else opt.variables
-    if make_optimizer is not None:
-        state = []  # callers compare weights; TF 2.11's LossScaleOptimizerV3.variables raises
+    state = []  # callers of make_optimizer compare weights only: TF 2.11's
+    if make_optimizer is None:  # LossScaleOptimizerV3.variables raises
+        state = opt.variables() if callable(opt.variables) else opt.variables
     if compat.eager_by_default():
         read = lambda v: np.asarray(tf.convert_to_tensor(v))
     else:  # Keras' own session holds the TF1 graph
