@@ -366,15 +366,7 @@ def _is_default(strategy):
 def _scope_if_outside(strategy):
     if not tf.distribute.has_strategy() and not _is_default(strategy):
         return strategy.scope()
-    return _NoScope()
-
-
-class _NoScope(object):
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+    return compat.nullcontext()
 
 
 def _is_python(value):

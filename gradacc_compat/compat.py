@@ -31,7 +31,7 @@ __all__ = [
     "KERAS_VERSION", "HAS_CONTRIB_DISTRIBUTE", "HAS_STRATEGY_RUN",
     "HAS_TF_FUNCTION", "HAS_ESTIMATOR", "release_tuple", "executing_eagerly",
     "eager_by_default", "run_in_replicas", "local_results", "replica_index",
-    "strategy_scope", "in_cross_replica_context", "get_strategy",
+    "strategy_scope", "nullcontext", "in_cross_replica_context", "get_strategy",
     "split_cpu", "tf1_session_config", "mirrored_strategy", "keras_module",
     "keras_legacy_optimizers", "keras_track_graph_variables",
     "keras_register_serializable",
@@ -223,6 +223,12 @@ def replica_index(replica_context):
             "gradacc_compat needs a static replica id; this strategy (%r) gives "
             "a dynamic one." % (replica_context.strategy,))
     return int(rid)
+
+
+@contextlib.contextmanager
+def nullcontext():
+    """``contextlib.nullcontext`` (Python >= 3.7 only)."""
+    yield
 
 
 @contextlib.contextmanager

@@ -48,9 +48,9 @@ def test_v1_optimizer_global_step_counts_effective_steps(mode, distributed):
     H.assert_close(got, reference, "weights and momentum")
 
 
-def test_v1_minimize_in_a_graph():
-    """The estimator-era one-liner: minimize(loss, global_step=...)."""
-    x, y = H.make_data(K * N * B)
+def _minimize_in_graph(make_optimizer, x, y):
+    """[(weights, optimizer state, global_step)] for the big batch and for N micro-batches,
+    each trained with ``make_optimizer(steps).minimize(loss, global_step)``."""
     results = []
     for steps, batch in ((1, N * B), (N, B)):
         with H.Harness("graph") as h:
@@ -58,17 +58,29 @@ def test_v1_minimize_in_a_graph():
             xb = tf.compat.v1.placeholder(tf.float32, [batch, 4])
             yb = tf.compat.v1.placeholder(tf.float32, [batch, 3])
             gstep = tf.compat.v1.train.get_or_create_global_step()
-            inner = tf.compat.v1.train.AdamOptimizer(0.05)
-            opt = gac.wrap(inner, steps) if steps > 1 else inner
+            opt = make_optimizer(steps)
             train_op = opt.minimize(H.global_mean_loss(variables, xb, yb, batch),
                                     global_step=gstep)
             h.initialize()
             for start in range(0, len(x), batch):
                 h.session.run(train_op, {xb: x[start:start + batch], yb: y[start:start + batch]})
-            results.append((h.values(variables) + h.values(H.optimizer_state(opt, variables)),
+            results.append((h.values(variables), h.values(H.optimizer_state(opt, variables)),
                             int(h.value(gstep))))
-    H.assert_close(results[1][0], results[0][0], "weights and Adam state")
-    assert results[0][1] == results[1][1] == K
+    return results
+
+
+def test_v1_minimize_in_a_graph():
+    """The estimator-era one-liner: minimize(loss, global_step=...)."""
+    x, y = H.make_data(K * N * B)
+
+    def make(steps):
+        inner = tf.compat.v1.train.AdamOptimizer(0.05)
+        return gac.wrap(inner, steps) if steps > 1 else inner
+
+    (ref, ref_state, ref_step), (got, state, step) = _minimize_in_graph(make, x, y)
+    H.assert_close(got, ref, "weights")
+    H.assert_close(state, ref_state, "Adam state")
+    assert ref_step == step == K
 
 
 @pytest.mark.skipif(not compat.HAS_ESTIMATOR, reason="tf.estimator is gone from TF 2.16")
@@ -110,7 +122,7 @@ def _fit(family, opt_name, steps, batch, x, y, distributed, schedule, clipnorm=N
     keras = _keras()
     keras.backend.clear_session()
     strategy = H._mirrored("eager") if distributed else None
-    scope = strategy.scope() if strategy else _Nothing()
+    scope = strategy.scope() if strategy else compat.nullcontext()
     with scope:
         inputs = keras.Input(shape=(4,))
         model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
@@ -142,14 +154,6 @@ def _fit(family, opt_name, steps, batch, x, y, distributed, schedule, clipnorm=N
     else:  # Keras' own session holds the TF1 graph
         read = keras.backend.get_value
     return model.get_weights(), [read(v) for v in state], int(read(opt.iterations))
-
-
-class _Nothing(object):
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _skip_unless_fit_family(family):
@@ -380,7 +384,7 @@ def test_epoch_boundary_policy(flush, distributed, request):
         ref_opt.apply_gradients(zip(grads, ref_model.trainable_variables))
 
     strategy = H._mirrored("eager") if distributed else None
-    with (strategy.scope() if strategy else _Nothing()):
+    with (strategy.scope() if strategy else compat.nullcontext()):
         model, opt = model_and_optimizer(2)
         model.compile(optimizer=opt, loss="mse")
     callbacks = [gac.flush_at_epoch_end()] if flush else []
@@ -398,25 +402,15 @@ def test_v1_loss_scale_optimizer_in_a_graph(order):
     if lso is None:
         pytest.skip("no tf.compat.v1.train.experimental.MixedPrecisionLossScaleOptimizer")
     x, y = H.make_data(K * N * B, seed=37)
-    results = []
-    for steps, batch in ((1, N * B), (N, B)):
-        with H.Harness("graph") as h:
-            variables = H.make_variables()
-            xb = tf.compat.v1.placeholder(tf.float32, [batch, 4])
-            yb = tf.compat.v1.placeholder(tf.float32, [batch, 3])
-            gstep = tf.compat.v1.train.get_or_create_global_step()
-            inner = tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
-            if steps == 1:
-                opt = lso(inner, "dynamic")
-            elif order == "wrap_outside":
-                opt = gac.wrap(lso(inner, "dynamic"), steps)
-            else:
-                opt = lso(gac.wrap(inner, steps), "dynamic")
-            train_op = opt.minimize(H.global_mean_loss(variables, xb, yb, batch),
-                                    global_step=gstep)
-            h.initialize()
-            for start in range(0, len(x), batch):
-                h.session.run(train_op, {xb: x[start:start + batch], yb: y[start:start + batch]})
-            results.append((h.values(variables), int(h.value(gstep))))
-    H.assert_close(results[1][0], results[0][0], "weights")
-    assert results[0][1] == results[1][1] == K
+
+    def make(steps):
+        inner = tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
+        if steps == 1:
+            return lso(inner, "dynamic")
+        if order == "wrap_outside":
+            return gac.wrap(lso(inner, "dynamic"), steps)
+        return lso(gac.wrap(inner, steps), "dynamic")
+
+    (ref, _, ref_step), (got, _, step) = _minimize_in_graph(make, x, y)
+    H.assert_close(got, ref, "weights")
+    assert ref_step == step == K
