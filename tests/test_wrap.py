@@ -357,7 +357,7 @@ def test_epoch_boundary_policy(flush, distributed, request):
     if distributed and compat.TF1:
         pytest.skip("Keras fit + tf.contrib.distribute is a known gap (test_fit_matches_big_batch)")
     if distributed and flush and (2, 2, 0) <= compat.TF_VERSION < (2, 3, 0):
-        # Seen on TF 2.2.3 only (2.0, 2.1, 2.4+ pass): a flush from the
+        # Seen on TF 2.2.3 (2.4+ pass; 2.0/2.1 not re-run with it): a flush from the
         # epoch-end callback under MirroredStrategy ends on other weights.
         # Cause not found yet; strict, so a fix shows up as a failure here.
         request.applymarker(pytest.mark.xfail(
