@@ -159,7 +159,7 @@ class GradientAccumulator(tf.Module):
             return tf.constant(False)
         # Host code (an epoch-end callback, say) may call this outside the
         # strategy's scope: enter it, the apply is cross-replica then.
-        with _scope_if_outside(self._plain.strategy):
+        with compat.strategy_scope(self._plain.strategy):
             return self._apply_if(adapter, optimizer, None, lambda c: tf.greater(c, 0), apply_fn)
 
     def flush(self, optimizer):
@@ -361,12 +361,6 @@ class GradientAccumulator(tf.Module):
 # ---------------------------------------------------------------- helpers
 def _is_default(strategy):
     return not tf.distribute.has_strategy() and strategy is tf.distribute.get_strategy()
-
-
-def _scope_if_outside(strategy):
-    if not tf.distribute.has_strategy() and not _is_default(strategy):
-        return strategy.scope()
-    return compat.nullcontext()
 
 
 def _is_python(value):
