@@ -40,6 +40,12 @@ class _Family(object):
     def iterations(self, optimizer):
         return getattr(optimizer, "iterations", None)
 
+    def clips_in_apply(self, optimizer):
+        """Whether ``clipnorm``/``clipvalue`` act inside ``apply_gradients``
+        (so on whatever gradient is applied) rather than where gradients
+        are computed."""
+        return True
+
     def __repr__(self):
         return "<%s adapter>" % self.name
 
@@ -73,6 +79,13 @@ class _OptimizerV2(_Family):
             _ = optimizer.iterations
             optimizer._create_hypers()
             optimizer._create_slots(variables)
+
+    def clips_in_apply(self, optimizer):
+        # Before TF 2.4 OptimizerV2 clips in _compute_gradients/get_gradients
+        # (and fit calls _clip_gradients on 2.2/2.3): per micro-batch under
+        # accumulation. TF 2.4 moved it into apply_gradients
+        # (_transform_gradients).
+        return hasattr(optimizer, "_transform_gradients")
 
 
 class _Keras2New(_Family):

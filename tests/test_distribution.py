@@ -55,3 +55,32 @@ def test_one_reduction_per_effective_step(family):
     # The weight total is a scalar read across replicas once per cycle; some
     # TF versions route it through CrossDeviceOps, others add locally.
     assert weighted in (accumulated, accumulated + K)
+
+
+def _fit_reductions(steps):
+    """Cross-replica reductions during one eager epoch of model.fit."""
+    keras = compat.keras_module()
+    counter = CountingReduction()
+    strategy = compat.mirrored_strategy(["/cpu:0", "/cpu:1"], cross_device_ops=counter)
+    with strategy.scope():
+        inputs = keras.Input(shape=(4,))
+        model = keras.Model(inputs, keras.layers.Dense(3)(inputs))
+        opt = keras.optimizers.SGD(0.1, momentum=0.9)
+        model.compile(optimizer=gac.wrap(opt, steps) if steps > 1 else opt, loss="mse",
+                      run_eagerly=True)
+    x, y = H.make_data(K * N * B)
+    model.fit(x, y, batch_size=B, shuffle=False, verbose=0)  # creates the state
+    counter.calls = 0
+    model.fit(x, y, batch_size=B, shuffle=False, verbose=0)
+    return counter.calls
+
+
+def test_fit_reduces_gradients_once_per_effective_step():
+    """model.fit (run eagerly, so every reduction is counted) with gac.wrap:
+    K*N - K fewer reductions than plain fit over the same K*N micro-batches.
+    (TF 2.2/2.3 fit all-reduces before apply_gradients unless told not to.)"""
+    if not compat.eager_by_default() or compat.TF1:
+        pytest.skip("Keras fit under a tf.distribute strategy, eagerly, needs TF2")
+    plain = _fit_reductions(1)
+    accumulated = _fit_reductions(N)
+    assert plain - accumulated == K * N - K, (plain, accumulated)
