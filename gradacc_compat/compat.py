@@ -34,7 +34,7 @@ __all__ = [
     "strategy_scope", "nullcontext", "in_cross_replica_context", "get_strategy",
     "split_cpu", "tf1_session_config", "mirrored_strategy", "keras_module",
     "keras_legacy_optimizers", "keras_track_graph_variables",
-    "keras_register_serializable",
+    "keras_register_serializable", "keras_fit_per_replica_batch", "keras_fit_batch_size",
     "visible_devices",
 ]
 
@@ -288,6 +288,31 @@ def mirrored_strategy(devices, cross_device_ops=None):
                                                    cross_device_ops=cross_device_ops)
     return tf.distribute.MirroredStrategy(devices=devices,
                                           cross_device_ops=cross_device_ops)
+
+
+def keras_fit_per_replica_batch(strategy):
+    """Whether Keras ``fit`` under ``strategy`` reads ``batch_size`` per replica.
+
+    True for TF 1.x Keras with a ``tf.contrib.distribute`` strategy (whose
+    distributed ``fit`` is then also not the single-device ``fit``: it feeds
+    and reduces differently); ``tf.distribute`` strategies (TF2) read
+    ``batch_size`` as the global batch.
+    """
+    # TODO: remove when TF 1.15 is no longer supported.
+    return strategy is not None and not getattr(strategy.extended, "_global_batch_size", True)
+
+
+def keras_fit_batch_size(strategy, global_batch):
+    """The ``batch_size`` to give Keras ``fit`` for ``global_batch`` examples
+    per step under ``strategy`` (``None``: no strategy)."""
+    if not keras_fit_per_replica_batch(strategy):
+        return global_batch
+    replicas = strategy.num_replicas_in_sync
+    if global_batch % replicas:
+        raise ValueError("A global batch of %d does not split over %d replicas; this "
+                         "Keras (TF %s) takes a per-replica batch_size under %s."
+                         % (global_batch, replicas, TF_VERSION_STRING, type(strategy).__name__))
+    return global_batch // replicas
 
 
 def env_flag(name):
