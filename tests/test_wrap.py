@@ -289,30 +289,73 @@ def _loss_scale_optimizer_class():
     return getattr(mixed, "LossScaleOptimizer", None)
 
 
+def _loss_scale_state(optimizer):
+    """(current loss scale, finite steps counted towards growing it)."""
+    def first(*names):
+        return next(getattr(optimizer, n) for n in names if hasattr(optimizer, n))
+    read = lambda v: np.asarray(tf.convert_to_tensor(v))
+    return (float(read(first("dynamic_scale", "loss_scale"))),  # Keras 3 / Keras 2
+            int(read(first("step_counter", "dynamic_counter"))))
+
+
+@pytest.mark.parametrize("finite", [True, False], ids=["finite", "one_nonfinite_microbatch"])
 @pytest.mark.parametrize("order", ["wrap_outside", "wrap_inside"])
-def test_fit_with_loss_scale_optimizer(order):
-    """Dynamic loss scaling: wrap(LossScaleOptimizer(opt)) accumulates scaled
-    gradients and unscales + finite-checks once per cycle;
-    LossScaleOptimizer(wrap(opt)) unscales each micro-batch. Both equal the
-    big batch."""
+def test_fit_with_loss_scale_optimizer(order, finite, distributed):
+    """Dynamic loss scaling, K cycles of N micro-batches, one micro-batch of
+    cycle 1 non-finite (an infinite target) where asked.
+
+    wrap(LossScaleOptimizer(opt)) unscales and finite-checks the accumulated
+    gradient once per cycle: weights, loss scale AND its good-step counter
+    equal the big batch's (a check per micro-batch would count K*N), and the
+    non-finite cycle applies nothing, like the big batch holding it.
+    LossScaleOptimizer(wrap(opt)) checks each micro-batch: finite runs equal
+    the big batch; a non-finite micro-batch is dropped on its own."""
     _skip_unless_fit_family("keras")
     lso = _loss_scale_optimizer_class()
     if lso is None or not compat.eager_by_default():
         pytest.skip("no Keras LossScaleOptimizer for eager here (keras %s)" % compat.KERAS_FLAVOUR)
+    if distributed and compat.TF1:
+        pytest.skip("no Keras LossScaleOptimizer under tf.contrib.distribute")
     module = compat.keras_module().optimizers
+    made = []
 
     def make(steps):
         if steps == 1:
-            return lso(module.SGD(0.1, momentum=0.9))
-        if order == "wrap_outside":
-            return gac.wrap(lso(module.SGD(0.1, momentum=0.9)), steps)
-        return lso(gac.wrap(module.SGD(0.1, momentum=0.9), steps))
+            opt = lso(module.SGD(0.1, momentum=0.9))
+        elif order == "wrap_outside":
+            opt = gac.wrap(lso(module.SGD(0.1, momentum=0.9)), steps)
+        else:
+            opt = lso(gac.wrap(module.SGD(0.1, momentum=0.9), steps))
+        made.append(opt)
+        return opt
 
     x, y = H.make_data(K * N * B, seed=23)
+    bad = 4  # micro-batch 4: the middle of cycle 1 (N = 3), in big batch 1
+    if not finite:
+        y = y.copy()
+        y[bad * B] = np.inf
     ref_w = _fit("keras", "sgd", 1, N * B, x, y, False, False, make_optimizer=make)[0]
-    got_w = _fit("keras", "sgd", N, B, x, y, False, False, make_optimizer=make)[0]
-    H.assert_close(got_w, ref_w, "weights")
+    got_w = _fit("keras", "sgd", N, B, x, y, distributed, False, make_optimizer=make)[0]
+    ref_scale, got_scale = _loss_scale_state(made[0]), _loss_scale_state(made[1])
+    assert np.isfinite(got_w[0]).all()
     assert not np.allclose(got_w[0], H.initial_values()[0][0])
+    if order == "wrap_outside" or finite:
+        H.assert_close(got_w, ref_w, "weights")
+    if order == "wrap_outside":
+        assert got_scale == ref_scale  # == (2**15, K) when finite
+        if finite:
+            assert ref_scale[1] == K
+        return
+    # wrap_inside: the loss-scale optimizer sees every micro-batch.
+    if finite:
+        assert got_scale[1] == K * N
+        return
+    assert got_scale[0] == ref_scale[0]  # halved once
+    keep = np.ones(len(x), bool)
+    keep[bad * B:(bad + 1) * B] = False
+    without = _fit("keras", "sgd", N, B, x[keep], y[keep], distributed, False,
+                   make_optimizer=make)[0]
+    H.assert_close(got_w, without, "weights (non-finite micro-batch dropped)")
 
 
 # ---------------------------------------------------------------- contract
