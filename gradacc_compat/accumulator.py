@@ -238,6 +238,12 @@ class GradientAccumulator(tf.Module):
             checked.append(check_gradient(g, v))
         return checked, variables, check_weight(weight)
 
+    def _state_variables(self):
+        """Every variable that holds a pending cycle, in a fixed order: the
+        accumulators (in the model variables' order), then the counters."""
+        return list(self._accums or []) + [self._micro_step, self._iterations,
+                                           self._weight_total]
+
     def _maybe_build(self, variables):
         if self._accums is not None:
             return

@@ -46,6 +46,13 @@ class _Family(object):
         are computed."""
         return True
 
+    def saved_state(self, optimizer):
+        """The list the optimizer's own ``model.save`` formats (HDF5,
+        ``.keras``) save and restore its state from, by position; the
+        Keras wrappers append the accumulator's variables to it. ``None``:
+        the family has none (checkpoints track the accumulator)."""
+        return None
+
     def __repr__(self):
         return "<%s adapter>" % self.name
 
@@ -80,6 +87,9 @@ class _OptimizerV2(_Family):
             optimizer._create_hypers()
             optimizer._create_slots(variables)
 
+    def saved_state(self, optimizer):
+        return optimizer._weights  # what .weights / get_weights() / set_weights() use
+
     def clips_in_apply(self, optimizer):
         # Before TF 2.4 OptimizerV2 clips in _compute_gradients/get_gradients
         # (and fit calls _clip_gradients on 2.2/2.3): per micro-batch under
@@ -101,6 +111,9 @@ class _Keras2New(_Family):
     def prepare(self, optimizer, variables):
         optimizer.build(variables)  # returns at once when already built
 
+    def saved_state(self, optimizer):
+        return optimizer._variables  # what .variables / save_own_variables use
+
 
 class _Keras3(_Family):
     """Keras 3 optimizers (TF >= 2.16, the TensorFlow backend)."""
@@ -113,6 +126,9 @@ class _Keras3(_Family):
     def prepare(self, optimizer, variables):
         if not optimizer.built:
             optimizer.build(variables)
+
+    def saved_state(self, optimizer):
+        return optimizer._variables  # what .variables / save_own_variables use
 
 
 #: Checked in order: the first family whose ``matches`` is true wins.

@@ -218,22 +218,42 @@ def _keras_subclass(base, adapter):
     if key in _SUBCLASSES:
         return _SUBCLASSES[key]
     mixin = _Keras3Mixin if adapter.name == "keras3-optimizer" else _Keras2Mixin
-    name = "Accumulating" + ("Legacy" if _is_legacy(adapter) else "") + base.__name__
-    cls = type(name, (mixin, base), {"_gac_base": base})
+    name = "Accumulating" + ("Legacy" if _is_legacy(base) else "") + base.__name__
+    attrs = {"_gac_base": base}
+    # Where Keras creates the optimizer's state ahead of any step (loading a
+    # saved model, before it restores that state by position), the
+    # accumulator's state is created with it.
+    hook = "_create_all_weights" if adapter.name == "keras-optimizer-v2" else "build"
+    if hasattr(base, hook):  # OptimizerV2 has _create_all_weights from TF 2.2
+        attrs[hook] = _state_hook(getattr(base, hook))
+    cls = type(name, (mixin, base), attrs)
     compat.keras_register_serializable(cls, package="gradacc_compat")
     _SUBCLASSES[key] = cls
     return cls
 
 
-def _is_legacy(adapter):
-    """OptimizerV2 where tf.keras' own optimizers are another family (TF
-    2.11-2.15, tf_keras): the legacy and new classes share names (SGD, Adam)
-    and their serialized names must differ. The module path does not tell
-    (2.11 keeps legacy classes in keras.optimizers.optimizer_v2)."""
-    if adapter.name != "keras-optimizer-v2":
+def _state_hook(base_method):
+    def hook(self, var_list, *args, **kwargs):
+        result = base_method(self, var_list, *args, **kwargs)
+        self._gac_build_state(var_list)
+        return result
+    hook.__name__ = base_method.__name__
+    hook.__doc__ = base_method.__doc__
+    return hook
+
+
+def _is_legacy(base):
+    """A class ``tf.keras.optimizers.legacy`` has under a name whose
+    ``tf.keras.optimizers`` class is another one (TF 2.10-2.15, tf_keras):
+    the two share names (SGD, Adam) and their serialized names must differ.
+    (Neither the module path nor the family tells: 2.10's legacy classes are
+    subclasses of the default ones, 2.11's live in optimizer_v2.)"""
+    legacy = compat.keras_legacy_optimizers()
+    if legacy is None:
         return False
-    default = compat.keras_module().optimizers.Optimizer
-    return not adapter.matches(default)
+    name = base.__name__
+    return (getattr(legacy, name, None) is base
+            and getattr(compat.keras_module().optimizers, name, None) is not base)
 
 
 def keras_custom_objects():
@@ -301,7 +321,30 @@ class _KerasMixin(_AccumulatingBase):
         acc = self._gac_get_accumulator()
         result = acc._step(self, list(grads), list(variables), apply_fn=apply_fn)
         compat.keras_track_graph_variables(acc.variables)
+        self._gac_register_state()
         return result
+
+    def _gac_build_state(self, var_list):
+        """The accumulator for ``var_list``, created now where that is safe
+        (not inside a strategy's replica function: the first step does it)."""
+        acc = self._gac_accumulator
+        if acc is None or acc.gradients is None:
+            if tf.distribute.has_strategy() and not compat.in_cross_replica_context():
+                return
+            self._gac_get_accumulator()._maybe_build(list(var_list))
+        self._gac_register_state()
+
+    def _gac_register_state(self):
+        """Appends the accumulator's variables, once, to the list the Keras
+        save formats (HDF5, .keras) save and restore by position, so a model
+        saved mid-cycle loads with its pending micro-batches."""
+        acc = self._gac_accumulator
+        if getattr(self, "_gac_registered", False) or acc is None or acc.gradients is None:
+            return
+        state = families.adapter_for(self).saved_state(self)
+        if state is not None:
+            state.extend(acc._state_variables())
+        object.__setattr__(self, "_gac_registered", True)
 
 
 class _Keras2Mixin(_KerasMixin):

@@ -409,10 +409,11 @@ def test_wrapping_a_used_keras_optimizer_is_refused():
         gac.wrap(opt, 2)
 
 
-@pytest.mark.parametrize("fmt", [".keras", ".h5"])
+@pytest.mark.parametrize("fmt", [".keras", ".h5", "savedmodel"])
 def test_saved_model_with_wrapper_loads_and_trains_on(fmt, tmpdir):
-    """model.save / load_model keep the wrapper class, its steps, and the
-    optimizer state; both models then train on identically."""
+    """model.save / load_model, mid-cycle, keep the wrapper class, its steps,
+    the optimizer state and the pending micro-batch; both models then train
+    on identically."""
     _skip_unless_fit_family("keras")
     keras = _keras()
     if fmt == ".keras" and not compat.eager_by_default():
@@ -420,24 +421,38 @@ def test_saved_model_with_wrapper_loads_and_trains_on(fmt, tmpdir):
     if fmt == ".h5" and compat.KERAS_FLAVOUR == "keras3":
         pytest.skip("Keras 3 cannot read back its own HDF5 compile config (loss 'mse'); "
                     ".keras is its format")
+    if fmt == "savedmodel" and compat.KERAS_FLAVOUR == "keras3":
+        pytest.skip("Keras 3 writes SavedModels for inference only (model.export)")
+    if fmt == "savedmodel" and not compat.eager_by_default():
+        pytest.skip("TF 1.x Keras writes SavedModels only when eager")
     if fmt == ".keras" and compat.KERAS_FLAVOUR == "keras2" and compat.TF_VERSION < (2, 12, 0):
         pytest.skip("Keras %s has no .keras format (from TF 2.12)" % compat.KERAS_VERSION)
-    x, y = H.make_data(2 * K * N * B, seed=29)
+    first = K * N * B + B  # K cycles and one micro-batch pending
+    x, y = H.make_data(first + K * N * B, seed=29)
     keras.backend.clear_session()
     inputs = keras.Input(shape=(4,))
     model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
     model.compile(optimizer=gac.wrap(keras.optimizers.Adam(0.05), N), loss="mse")
-    model.fit(x[:K * N * B], y[:K * N * B], batch_size=B, shuffle=False, verbose=0)
-    path = str(tmpdir.join("model" + fmt))
-    model.save(path)
-    loaded = keras.models.load_model(path, custom_objects=gac.keras_custom_objects())
+    model.fit(x[:first], y[:first], batch_size=B, shuffle=False, verbose=0)
+    read = keras.backend.get_value
+    assert int(read(model.optimizer.micro_step)) == 1
+    path = str(tmpdir.join("model" + (fmt if fmt.startswith(".") else "")))
+    model.save(path, **({"save_format": "tf"} if fmt == "savedmodel" else {}))
+    # The scope too: TF 2.0/2.1 compile a loaded SavedModel without custom_objects.
+    with keras.utils.custom_object_scope(gac.keras_custom_objects()):
+        loaded = keras.models.load_model(path, custom_objects=gac.keras_custom_objects())
     assert type(loaded.optimizer).__name__ == type(model.optimizer).__name__
     assert loaded.optimizer.steps == N
+    if fmt == "savedmodel":
+        # Keras restores no optimizer state from a SavedModel (plain Adam
+        # neither): the loaded wrapper starts afresh, like a new wrap().
+        model.compile(optimizer=gac.wrap(keras.optimizers.Adam(0.05), N), loss="mse")
     for m in (model, loaded):
-        m.fit(x[K * N * B:], y[K * N * B:], batch_size=B, shuffle=False, verbose=0)
+        m.fit(x[first:], y[first:], batch_size=B, shuffle=False, verbose=0)
     H.assert_close(loaded.get_weights(), model.get_weights(), "weights after training on")
-    read = keras.backend.get_value
-    assert int(read(loaded.optimizer.iterations)) == int(read(model.optimizer.iterations)) == 2 * K
+    its = [int(read(m.optimizer.iterations)) for m in (loaded, model)]
+    assert its[0] == its[1] == (K if fmt == "savedmodel" else 2 * K)
+    assert int(read(loaded.optimizer.micro_step)) == (0 if fmt == "savedmodel" else 1)
 
 
 @pytest.mark.parametrize("flush", [False, True], ids=["carry_over", "flush_at_epoch_end"])
