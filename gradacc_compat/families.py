@@ -88,7 +88,9 @@ class _OptimizerV2(_Family):
             optimizer._create_slots(variables)
 
     def saved_state(self, optimizer):
-        return optimizer._weights  # what .weights / get_weights() / set_weights() use
+        # What .weights / get_weights() / set_weights() use. A Keras 2
+        # LossScaleOptimizer has none of its own (its state is its inner one's).
+        return getattr(optimizer, "_weights", None)
 
     def clips_in_apply(self, optimizer):
         # Before TF 2.4 OptimizerV2 clips in _compute_gradients/get_gradients

@@ -253,7 +253,12 @@ def optimizer_state(optimizer, variables):
             state.append(optimizer.iterations)
         return [s for s in state if s is not None]
     found = optimizer.variables
-    return list(found() if callable(found) else found)
+    found = found() if callable(found) else found
+    # A Keras wrapper saves its accumulator with the optimizer's variables:
+    # they are the accumulator's state, not the optimizer's.
+    own = set(id(v) for v in optimizer.accumulator.variables) \
+        if hasattr(type(optimizer), "accumulator") else set()
+    return [v for v in found if id(v) not in own]
 
 
 def _has_slot(optimizer, variable, name):
