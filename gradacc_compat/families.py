@@ -46,6 +46,14 @@ class _Family(object):
         are computed."""
         return True
 
+    def raw_learning_rate(self, optimizer):
+        """The learning rate as given: a float/variable, a schedule, a callable."""
+        return getattr(optimizer, "_learning_rate", None)
+
+    def set_learning_rate(self, optimizer, learning_rate):
+        """Replaces a fresh optimizer's learning rate by a schedule or callable."""
+        optimizer.learning_rate = learning_rate
+
     def saved_state(self, optimizer):
         """The list the optimizer's own ``model.save`` formats (HDF5,
         ``.keras``) save and restore its state from, by position; the
@@ -87,6 +95,9 @@ class _OptimizerV2(_Family):
             optimizer._create_hypers()
             optimizer._create_slots(variables)
 
+    def raw_learning_rate(self, optimizer):
+        return optimizer._hyper.get("learning_rate")
+
     def saved_state(self, optimizer):
         # What .weights / get_weights() / set_weights() use. A Keras 2
         # LossScaleOptimizer has none of its own (its state is its inner one's).
@@ -113,8 +124,15 @@ class _Keras2New(_Family):
     def prepare(self, optimizer, variables):
         optimizer.build(variables)  # returns at once when already built
 
+    def set_learning_rate(self, optimizer, learning_rate):
+        # Its setter takes a schedule without the variable that holds the
+        # schedule's current value; _build_learning_rate makes both.
+        optimizer._learning_rate = optimizer._build_learning_rate(learning_rate)
+
     def saved_state(self, optimizer):
-        return optimizer._variables  # what .variables / save_own_variables use
+        # What .variables / save_own_variables use (a LossScaleOptimizer of
+        # TF 2.11-2.15 keeps none of its own).
+        return getattr(optimizer, "_variables", None)
 
 
 class _Keras3(_Family):
@@ -130,7 +148,9 @@ class _Keras3(_Family):
             optimizer.build(variables)
 
     def saved_state(self, optimizer):
-        return optimizer._variables  # what .variables / save_own_variables use
+        # What .variables / save_own_variables use (a LossScaleOptimizer of
+        # TF 2.11-2.15 keeps none of its own).
+        return getattr(optimizer, "_variables", None)
 
 
 #: Checked in order: the first family whose ``matches`` is true wins.

@@ -81,7 +81,17 @@ def wrap(optimizer, steps, **options):
             "one or the other: remove gradient_accumulation_steps from the optimizer."
             % (_describe(optimizer), optimizer.gradient_accumulation_steps))
     cls = _keras_subclass(type(optimizer), adapter)
-    return cls._gac_create(optimizer.get_config(), steps, options)
+    config = optimizer.get_config()
+    # A schedule or callable learning rate is carried over as the object
+    # itself: get_config() evaluates callables (OptimizerV2) and from_config
+    # cannot rebuild unregistered schedules or lambdas (Keras 3).
+    learning_rate = adapter.raw_learning_rate(optimizer)
+    if callable(learning_rate) and "learning_rate" in config:
+        config["learning_rate"] = 0.0  # a placeholder, replaced below
+    wrapper = cls._gac_create(config, steps, options)
+    if callable(learning_rate) and "learning_rate" in config:
+        adapter.set_learning_rate(wrapper, learning_rate)
+    return wrapper
 
 
 def _describe(optimizer):

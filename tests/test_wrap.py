@@ -519,3 +519,36 @@ def test_v1_loss_scale_optimizer_in_a_graph(order):
     (ref, _, ref_step), (got, _, step) = _minimize_in_graph(make, x, y)
     H.assert_close(got, ref, "weights")
     assert ref_step == step == K
+
+
+def test_schedules_and_callable_learning_rates_are_carried_over():
+    """The wrapper's learning rate is the original's object: a callable keeps
+    following what it reads (OptimizerV2's get_config() would freeze it), and
+    an unregistered LearningRateSchedule subclass needs no registration."""
+    _skip_unless_fit_family("keras")
+    if not compat.eager_by_default():
+        pytest.skip("reads learning rates eagerly")
+    keras = _keras()
+
+    class Halving(keras.optimizers.schedules.LearningRateSchedule):  # not registered
+        def __call__(self, step):
+            return 0.1 * tf.pow(0.5, tf.cast(step, tf.float32))
+
+        def get_config(self):
+            return {}
+
+    def lr_value(opt):
+        return float(np.asarray(tf.convert_to_tensor(opt.learning_rate)))
+
+    rate = tf.Variable(0.1)
+    inner = keras.optimizers.SGD(learning_rate=lambda: rate * 1.0)
+    opt = gac.wrap(inner, N)
+    rate.assign(0.025)
+    assert lr_value(opt) == lr_value(inner)  # 0.025, or 0.1 where Keras made it a variable
+
+    x, y = H.make_data(K * N * B, seed=41)
+    make = lambda steps: gac.wrap(keras.optimizers.SGD(Halving(), momentum=0.9), steps) \
+        if steps > 1 else keras.optimizers.SGD(Halving(), momentum=0.9)
+    ref_w = _fit("keras", "sgd", 1, N * B, x, y, False, False, make_optimizer=make)[0]
+    got_w = _fit("keras", "sgd", N, B, x, y, False, False, make_optimizer=make)[0]
+    H.assert_close(got_w, ref_w, "weights")
