@@ -66,7 +66,10 @@ def wrap(optimizer, steps, **options):
       ValueError: ``steps`` is not an int >= 1, or the optimizer has state.
     """
     adapter = families.adapter_for(optimizer)
-    steps = check_steps(steps)
+    try:
+        steps = check_steps(steps)
+    except (TypeError, ValueError) as err:
+        raise type(err)("gac.wrap: %s Wrapping %s." % (err, _describe(optimizer)))
     _check_options(optimizer, options)
     if adapter.name == "v1-train":
         return AccumulatingOptimizerV1(optimizer, steps, **options)

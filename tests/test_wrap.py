@@ -397,6 +397,9 @@ def test_bad_wrap_says_what_was_received(case):
     with pytest.raises(error) as info:
         call()
     assert message in str(info.value)
+    # ... and what was detected: the TF version and what tf.keras is.
+    assert compat.TF_VERSION_STRING in str(info.value)
+    assert compat.KERAS_FLAVOUR in str(info.value)
 
 
 def test_wrapping_a_used_keras_optimizer_is_refused():
