@@ -1,6 +1,6 @@
 """What accumulation costs: time per micro-step, memory, and reductions.
 
-    python benchmarks/bench.py [--steps 4] [--batch 64] [--width 512] [--repeat 30]
+    python benchmarks/bench.py [--steps 4] [--batch 64] [--width 512] [--repeat 10] [--rounds 5]
 
 Compares, on the installed TensorFlow (eager + tf.function; TF 1.x runs with
 eager enabled), a plain training step (gradient + apply on every micro-batch)
@@ -47,7 +47,8 @@ def loss_fn(variables, x, y, global_batch):
     return tf.reduce_sum(tf.square(pred - y)) / float(global_batch)
 
 
-def measure(strategy, accumulate, args, counter=None):
+def build(strategy, accumulate, args):
+    """A warmed-up ``tf.function`` training step, and its extra memory."""
     rng = np.random.RandomState(0)
     with strategy.scope():
         variables = make_model(args.width, rng)
@@ -73,13 +74,24 @@ def measure(strategy, accumulate, args, counter=None):
     step = tf.function(lambda a, b: [compat.run_in_replicas(strategy, replica_step, (a, b)), None][1])
     for _ in range(args.steps * 2):   # warm-up: traces, slots, accumulators
         step(x, y)
-    reductions_before = counter.calls if counter else 0
-    start = time.time()
-    for _ in range(args.repeat * args.steps):
-        step(x, y)
-    elapsed = (time.time() - start) / (args.repeat * args.steps)
     extra = sum(int(np.prod(v.shape)) * 4 for v in variables) if accumulate else 0
-    return elapsed, extra, reductions_before
+    return (lambda: step(x, y)), extra
+
+
+def measure(strategy, args):
+    """(plain, accumulating) seconds per micro-step: the best of ``--rounds``
+    alternating blocks of ``--repeat`` cycles, so drift and other load on the
+    machine hit both alike; and the accumulators' memory."""
+    plain, _ = build(strategy, False, args)
+    accumulating, extra = build(strategy, True, args)
+    best = [float("inf"), float("inf")]
+    for _ in range(args.rounds):
+        for i, step in enumerate((plain, accumulating)):
+            start = time.time()
+            for _ in range(args.repeat * args.steps):
+                step()
+            best[i] = min(best[i], (time.time() - start) / (args.repeat * args.steps))
+    return best[0], best[1], extra
 
 
 def count_reductions(accumulate, args):
@@ -117,7 +129,8 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--width", type=int, default=512)
-    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     print("TensorFlow %s, Python %s, steps=%d, micro-batch=%d, width=%d"
           % (compat.TF_VERSION_STRING, sys.version.split()[0], args.steps, args.batch, args.width))
@@ -125,8 +138,7 @@ def main(argv=None):
     for label, strategy in (("one device", tf.distribute.get_strategy()),
                             ("MirroredStrategy x2 CPUs",
                              compat.mirrored_strategy(["/cpu:0", "/cpu:1"]))):
-        plain, _, _ = measure(strategy, False, args)
-        accumulated, extra, _ = measure(strategy, True, args)
+        plain, accumulated, extra = measure(strategy, args)
         print("%-36s %14.2f %10s %14s" % (label + ", plain", plain * 1e3, "1.00", "-"))
         print("%-36s %14.2f %10.2f %11.1f MB" % (label + ", accumulate", accumulated * 1e3,
                                                  accumulated / plain, extra / 1e6))
