@@ -2,7 +2,7 @@
 
 The accumulation algorithm (``accumulator.py``) is the same for every
 optimizer; what differs is how an optimizer's state is created ahead of time
-and whether it can run in a TF1 graph.  Each family answers three questions:
+and whether it can run in a TF1 graph.  Each family answers:
 
 * ``matches(optimizer)``: is this one of mine?  Decided by the methods the
   object has, not by version numbers, so point releases that move a class
@@ -13,6 +13,11 @@ and whether it can run in a TF1 graph.  Each family answers three questions:
   ``tf.function``: "You must feed a value for placeholder tensor 'cond/...'";
   TF 1.14 eager Keras Adam: fails in ``colocate_vars_with``).
 * ``apply(optimizer, grads_and_vars)``: one ordinary ``apply_gradients``.
+
+and, for ``gac.wrap``'s Keras subclasses: where clipping happens
+(``clips_in_apply``), the learning rate as given (``raw_learning_rate`` /
+``set_learning_rate``), and the list the Keras save formats keep the
+optimizer's state in (``saved_state``).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -57,9 +62,14 @@ class _Family(object):
     def saved_state(self, optimizer):
         """The list the optimizer's own ``model.save`` formats (HDF5,
         ``.keras``) save and restore its state from, by position; the
-        Keras wrappers append the accumulator's variables to it. ``None``:
-        the family has none (checkpoints track the accumulator)."""
-        return None
+        Keras wrappers append the accumulator's variables to it. ``None``
+        where the optimizer has none (a LossScaleOptimizer of Keras 2 keeps
+        its state in its inner optimizer); checkpoints track the accumulator
+        either way.
+
+        The TF 2.11-2.15 optimizer and Keras 3: ``.variables``, which
+        ``save_own_variables`` and HDF5 saving read."""
+        return getattr(optimizer, "_variables", None)
 
     def __repr__(self):
         return "<%s adapter>" % self.name
@@ -96,11 +106,11 @@ class _OptimizerV2(_Family):
             optimizer._create_slots(variables)
 
     def raw_learning_rate(self, optimizer):
-        return optimizer._hyper.get("learning_rate")
+        # A LossScaleOptimizer has no hyperparameters of its own.
+        return getattr(optimizer, "_hyper", {}).get("learning_rate")
 
     def saved_state(self, optimizer):
-        # What .weights / get_weights() / set_weights() use. A Keras 2
-        # LossScaleOptimizer has none of its own (its state is its inner one's).
+        # What .weights / get_weights() / set_weights() use.
         return getattr(optimizer, "_weights", None)
 
     def clips_in_apply(self, optimizer):
@@ -129,11 +139,6 @@ class _Keras2New(_Family):
         # schedule's current value; _build_learning_rate makes both.
         optimizer._learning_rate = optimizer._build_learning_rate(learning_rate)
 
-    def saved_state(self, optimizer):
-        # What .variables / save_own_variables use (a LossScaleOptimizer of
-        # TF 2.11-2.15 keeps none of its own).
-        return getattr(optimizer, "_variables", None)
-
 
 class _Keras3(_Family):
     """Keras 3 optimizers (TF >= 2.16, the TensorFlow backend)."""
@@ -146,11 +151,6 @@ class _Keras3(_Family):
     def prepare(self, optimizer, variables):
         if not optimizer.built:
             optimizer.build(variables)
-
-    def saved_state(self, optimizer):
-        # What .variables / save_own_variables use (a LossScaleOptimizer of
-        # TF 2.11-2.15 keeps none of its own).
-        return getattr(optimizer, "_variables", None)
 
 
 #: Checked in order: the first family whose ``matches`` is true wins.

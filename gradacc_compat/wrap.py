@@ -89,10 +89,11 @@ def wrap(optimizer, steps, **options):
     # itself: get_config() evaluates callables (OptimizerV2) and from_config
     # cannot rebuild unregistered schedules or lambdas (Keras 3).
     learning_rate = adapter.raw_learning_rate(optimizer)
-    if callable(learning_rate) and "learning_rate" in config:
+    carry = callable(learning_rate) and "learning_rate" in config
+    if carry:
         config["learning_rate"] = 0.0  # a placeholder, replaced below
     wrapper = cls._gac_create(config, steps, options)
-    if callable(learning_rate) and "learning_rate" in config:
+    if carry:
         adapter.set_learning_rate(wrapper, learning_rate)
     return wrapper
 
