@@ -440,7 +440,12 @@ def test_saved_model_with_wrapper_loads_and_trains_on(fmt, tmpdir):
     read = keras.backend.get_value
     assert int(read(model.optimizer.micro_step)) == 1
     path = str(tmpdir.join("model" + (fmt if fmt.startswith(".") else "")))
-    model.save(path, **({"save_format": "tf"} if fmt == "savedmodel" else {}))
+    try:
+        model.save(path, **({"save_format": "tf"} if fmt == "savedmodel" else {}))
+    except NotImplementedError as err:  # TF 1.14: "SavedModel ... still in experimental stages"
+        if fmt != "savedmodel":
+            raise
+        pytest.skip("this Keras (TF %s) cannot save %s: %s" % (compat.TF_VERSION_STRING, fmt, err))
     # The scope too: TF 2.0/2.1 compile a loaded SavedModel without custom_objects.
     with keras.utils.custom_object_scope(gac.keras_custom_objects()):
         loaded = keras.models.load_model(path, custom_objects=gac.keras_custom_objects())
