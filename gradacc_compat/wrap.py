@@ -233,7 +233,7 @@ def _keras_subclass(base, adapter):
         return _SUBCLASSES[key]
     mixin = _Keras3Mixin if adapter.name == "keras3-optimizer" else _Keras2Mixin
     name = "Accumulating" + ("Legacy" if _is_legacy(base) else "") + base.__name__
-    attrs = {"_gac_base": base}
+    attrs = {"_gac_base": base, "_gac_adapter": adapter}
     # Where Keras creates the optimizer's state ahead of any step (loading a
     # saved model, before it restores that state by position), the
     # accumulator's state is created with it.
@@ -297,9 +297,11 @@ def keras_custom_objects():
 
 
 class _KerasMixin(_AccumulatingBase):
-    """Shared by the Keras subclasses; ``_gac_base`` is the wrapped class."""
+    """Shared by the Keras subclasses; ``_gac_base`` is the wrapped class,
+    ``_gac_adapter`` its family's adapter (set by ``_keras_subclass``)."""
 
     _gac_base = None
+    _gac_adapter = None
 
     def get_config(self):
         config = super(_KerasMixin, self).get_config()
@@ -355,7 +357,7 @@ class _KerasMixin(_AccumulatingBase):
         acc = self._gac_accumulator
         if getattr(self, "_gac_registered", False) or acc is None or acc.gradients is None:
             return
-        state = families.adapter_for(self).saved_state(self)
+        state = self._gac_adapter.saved_state(self)
         if state is not None:
             state.extend(acc._state_variables())
         object.__setattr__(self, "_gac_registered", True)
@@ -388,7 +390,7 @@ class _Keras2Mixin(_KerasMixin):
 
     # ----------------------------------------------- clipping before TF 2.4
     def _gac_defers_clipping(self):
-        return not families.adapter_for(self).clips_in_apply(self)
+        return not self._gac_adapter.clips_in_apply(self)
 
     def _clip_gradients(self, grads):  # TF 2.2/2.3 only
         if not self._gac_defers_clipping():
@@ -420,13 +422,10 @@ class _Keras2Mixin(_KerasMixin):
         finally:
             self.__dict__.update(hidden)
 
-    def _gac_clip_settings(self):
-        return getattr(self, "clipnorm", None), getattr(self, "clipvalue", None)
-
     def _gac_clip(self, grads_and_vars):
         """OptimizerV2's own clipping (before TF 2.4): each tensor by its
         norm, then by value."""
-        clipnorm, clipvalue = self._gac_clip_settings()
+        clipnorm, clipvalue = getattr(self, "clipnorm", None), getattr(self, "clipvalue", None)
         out = []
         for grad, var in grads_and_vars:
             if grad is not None and clipnorm is not None:

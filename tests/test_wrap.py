@@ -117,16 +117,23 @@ def _keras():
     return compat.keras_module()
 
 
+def _model():
+    """Dense(3, tanh) on 4 inputs, starting from the harness's initial weights
+    (call under the strategy's scope when there is one)."""
+    keras = _keras()
+    inputs = keras.Input(shape=(4,))
+    model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
+    model.set_weights(H.initial_values()[0][:2])
+    return model
+
+
 def _fit(family, opt_name, steps, batch, x, y, distributed, schedule, make_optimizer=None):
     keras = _keras()
     keras.backend.clear_session()
     strategy = H._mirrored("eager") if distributed else None
     scope = strategy.scope() if strategy else compat.nullcontext()
     with scope:
-        inputs = keras.Input(shape=(4,))
-        model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
-        init, _ = H.initial_values()
-        model.set_weights(init[:2])
+        model = _model()
         lr = 0.1
         if schedule:
             lr = keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)
@@ -433,8 +440,7 @@ def test_saved_model_with_wrapper_loads_and_trains_on(fmt, tmpdir):
     first = K * N * B + B  # K cycles and one micro-batch pending
     x, y = H.make_data(first + K * N * B, seed=29)
     keras.backend.clear_session()
-    inputs = keras.Input(shape=(4,))
-    model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
+    model = _model()
     model.compile(optimizer=gac.wrap(keras.optimizers.Adam(0.05), N), loss="mse")
     model.fit(x[:first], y[:first], batch_size=B, shuffle=False, verbose=0)
     read = keras.backend.get_value
@@ -489,9 +495,7 @@ def test_epoch_boundary_policy(flush, distributed):
     def fitted(steps, strategy, plan, callbacks=()):
         keras.backend.clear_session()
         with (strategy.scope() if strategy else compat.nullcontext()):
-            inputs = keras.Input(shape=(4,))
-            model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
-            model.set_weights(H.initial_values()[0][:2])
+            model = _model()
             opt = keras.optimizers.SGD(0.1, momentum=0.9)
             model.compile(optimizer=gac.wrap(opt, steps) if steps > 1 else opt, loss="mse")
         for xs, ys, batch, epochs in plan:
