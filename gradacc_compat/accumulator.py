@@ -15,13 +15,50 @@ _AGG = tf.VariableAggregation
 
 
 class _PlainState(object):
-    """Python-side bookkeeping, kept out of TF's object tracking."""
+    """Python-side bookkeeping, kept out of TF's object tracking. One per
+    accumulator, shared by every replica's object when each replica builds
+    its own (see :func:`once_per_strategy`)."""
 
-    def __init__(self):
-        self.strategy = None
+    def __init__(self, strategy, name):
+        self.strategy = strategy
+        self.name = name
         self.variables = None   # the model variables, in the order given
         self.seen = set()       # indices that received a gradient at least once
         self.weighted = False   # some accumulate() call passed weight=
+        self.dense = set()      # indices that received a dense gradient
+
+    def variable(self, name, shape, dtype, aggregation):
+        """A replica-local (``ON_READ``) variable named ``<accumulator>/<name>``
+        (``init_scope`` drops the caller's name scope): micro-steps touch only
+        this replica's component, so they do no cross-replica communication."""
+        return tf.compat.v1.Variable(
+            lambda: tf.zeros(shape, dtype), name="%s/%s" % (self.name, name), trainable=False,
+            use_resource=True, synchronization=_SYNC.ON_READ, aggregation=aggregation)
+
+
+class _Shared(object):
+    """An opaque holder: what a merge function hands back to every replica
+    (``merge_call`` results are split per replica, and a bare replica-local
+    variable would arrive as one replica's component on TF 1.14)."""
+
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+
+def once_per_strategy(create):
+    """``create()``, run once even when every replica calls this.
+
+    An estimator's ``model_fn`` under ``train_distribute`` (and any replica
+    function that builds its optimizer) runs once per replica, so each
+    replica builds its own wrapper and accumulator. MirroredStrategy's
+    ``merge_call`` runs ONE replica's merge function, with every replica
+    waiting: creating there, and handing the result back to each replica,
+    gives them all the same state. Outside replica context it is a call.
+    """
+    ctx = tf.distribute.get_replica_context()
+    if ctx is None or not tf.distribute.has_strategy():
+        return create()
+    return ctx.merge_call(lambda _strategy: _Shared(value=create())).value
 
 
 class GradientAccumulator(tf.Module):
@@ -67,13 +104,20 @@ class GradientAccumulator(tf.Module):
         super(GradientAccumulator, self).__init__(name=name)
         self._steps = steps
         self._reduction = reduction
-        self._plain = _PlainState()
-        self._plain.strategy = compat.get_strategy()
-        with tf.init_scope(), compat.strategy_scope(self._plain.strategy):
-            self._micro_step = self._local_variable("micro_step", [], tf.int64, _AGG.ONLY_FIRST_REPLICA)
-            self._iterations = self._local_variable("iterations", [], tf.int64, _AGG.ONLY_FIRST_REPLICA)
-            self._weight_total = self._local_variable("weight_total", [], tf.float32, _AGG.SUM)
+        strategy = compat.get_strategy()
+
+        def create():
+            plain = _PlainState(strategy, name)
+            with tf.init_scope(), compat.strategy_scope(strategy):
+                return (plain,
+                        plain.variable("micro_step", [], tf.int64, _AGG.ONLY_FIRST_REPLICA),
+                        plain.variable("iterations", [], tf.int64, _AGG.ONLY_FIRST_REPLICA),
+                        plain.variable("weight_total", [], tf.float32, _AGG.SUM))
+
+        (self._plain, self._micro_step, self._iterations,
+         self._weight_total) = once_per_strategy(create)
         self._accums = None
+        self._rows = None
 
     # ------------------------------------------------------------ properties
     @property
@@ -130,12 +174,15 @@ class GradientAccumulator(tf.Module):
         """Adds one micro-batch's gradients. Returns the pending micro-step count."""
         gradients, variables, weight = self._check_inputs(gradients, variables, weight)
         self._maybe_build(variables)
+        self._track_rows([i for i, g in enumerate(gradients) if isinstance(g, tf.IndexedSlices)])
         updates = []
         for i, grad in enumerate(gradients):
             if grad is None:
                 continue
             self._plain.seen.add(i)
-            updates.append(self._add(self._local(self._accums[i]), grad, weight))
+            if not isinstance(grad, tf.IndexedSlices):
+                self._plain.dense.add(i)
+            updates.extend(self._add(i, grad, weight))
         updates.append(self._local(self._weight_total).assign_add(
             tf.constant(1.0) if weight is None else weight))
         if weight is not None:
@@ -175,11 +222,6 @@ class GradientAccumulator(tf.Module):
         return tf.group(*self._reset_ops(self._components))
 
     # ------------------------------------------------------------ helpers
-    def _local_variable(self, name, shape, dtype, aggregation):
-        return tf.compat.v1.Variable(
-            lambda: tf.zeros(shape, dtype), name=name, trainable=False,
-            use_resource=True, synchronization=_SYNC.ON_READ, aggregation=aggregation)
-
     def _components(self, variable):
         """The components of ``variable`` this context may write."""
         if compat.in_cross_replica_context():
@@ -240,41 +282,86 @@ class GradientAccumulator(tf.Module):
 
     def _state_variables(self):
         """Every variable that holds a pending cycle, in a fixed order: the
-        accumulators (in the model variables' order), then the counters."""
+        accumulators (in the model variables' order), the counters, then the
+        row marks of the sparse variables (in the model variables' order)."""
+        rows = [self._rows[k] for k in sorted(self._rows or {}, key=int)]
         return list(self._accums or []) + [self._micro_step, self._iterations,
-                                           self._weight_total]
+                                           self._weight_total] + rows
 
-    def _maybe_build(self, variables):
-        if self._accums is not None:
+    @property
+    def sparse_indices(self):
+        """Positions (in the variable list) whose accumulator marks the rows a
+        cycle touched: the variables that received ``tf.IndexedSlices``."""
+        return sorted(int(k) for k in (self._rows or {}))
+
+    def _maybe_build(self, variables, sparse=()):
+        """Creates the accumulators (once, whichever replica asks first) and
+        the row marks of the variables at positions ``sparse``."""
+        if self._accums is None:
+            strategy = self._plain.strategy
+            plain = self._plain
+
+            def build():
+                if plain.variables is None:
+                    with tf.init_scope(), compat.strategy_scope(strategy):
+                        plain.accums = [
+                            plain.variable("accum/" + clean_name(v), tf.TensorShape(v.shape),
+                                            _accum_dtype(v), _AGG.SUM)
+                            for v in variables]
+                    plain.variables = list(variables)
+                return plain.accums
+
+            self._accums = once_per_strategy(build)
+            self._rows = {}
+        self._track_rows(sparse)
+
+    def _track_rows(self, indices):
+        """Row marks for the variables at ``indices``: one float per row of
+        the variable, set where a cycle's sparse gradients touched it.
+        Created on a variable's first sparse gradient (and, for a model
+        loaded mid-cycle, when the optimizer is rebuilt)."""
+        missing = [i for i in indices if str(i) not in self._rows]
+        if not missing:
             return
         strategy = self._plain.strategy
+        plain = self._plain
+        variables = plain.variables
 
-        def build(*_):
+        def build():
+            marks = getattr(plain, "rows", None)
+            if marks is None:
+                marks = plain.rows = {}
             with tf.init_scope(), compat.strategy_scope(strategy):
-                accums = []
-                for v in variables:
-                    accums.append(self._local_variable(
-                        "accum/" + clean_name(v), tf.TensorShape(v.shape),
-                        _accum_dtype(v), _AGG.SUM))
-            self._accums = accums
-            self._plain.variables = list(variables)
+                for i in missing:
+                    if i not in marks:
+                        rows = tf.TensorShape(variables[i].shape)[:1]
+                        marks[i] = plain.variable("rows/" + clean_name(variables[i]), rows,
+                                                  tf.float32, _AGG.SUM)
+            return dict(marks)
 
-        ctx = tf.distribute.get_replica_context()
-        if ctx is None:
-            build()
-        else:
-            ctx.merge_call(build)
+        for i, mark in once_per_strategy(build).items():
+            if str(i) not in self._rows:
+                self._rows[str(i)] = mark
 
-    def _add(self, accum, grad, weight):
+    def _sparse_apply(self, i):
+        """Whether variable ``i`` is applied as ``tf.IndexedSlices`` over the
+        rows its cycle touched: every gradient it ever received was sparse."""
+        return str(i) in self._rows and i not in self._plain.dense
+
+    def _add(self, i, grad, weight):
+        accum = self._local(self._accums[i])
         if isinstance(grad, tf.IndexedSlices):
             values = tf.cast(grad.values, accum.dtype)
             if weight is not None:
                 values = values * weight
-            return tf.compat.v1.scatter_add(accum, grad.indices, values)
+            rows = self._local(self._rows[str(i)])
+            return [tf.compat.v1.scatter_add(accum, grad.indices, values),
+                    tf.compat.v1.scatter_update(
+                        rows, grad.indices, tf.ones(tf.shape(grad.indices), tf.float32))]
         grad = tf.cast(grad, accum.dtype)
         if weight is not None:
             grad = grad * weight
-        return accum.assign_add(grad)
+        return [accum.assign_add(grad)]
 
     def _apply_if(self, adapter, optimizer, count, predicate, apply_fn=None):
         """Decides in cross-replica context, applies back in replica context.
@@ -338,16 +425,31 @@ class GradientAccumulator(tf.Module):
                 div = tf.cast(self._local(self._micro_step).read_value(), tf.float32)
             grads = []
             for i in indices:
-                value = self._local(self._accums[i]).read_value()
+                accum = self._local(self._accums[i])
+                rows = None
+                if self._sparse_apply(i):
+                    # The rows the cycle touched, as the big batch's
+                    # IndexedSlices has them: optimizers that update only the
+                    # rows present (Momentum, Ftrl, Adagrad...) stay exact.
+                    mark = self._local(self._rows[str(i)]).read_value()
+                    rows = tf.reshape(tf.where(mark > 0), [-1])
+                    value = tf.gather(accum.read_value(), rows)
+                else:
+                    value = accum.read_value()
                 if div is not None:
                     value = tf.math.divide_no_nan(value, tf.cast(div, value.dtype))
-                grads.append(tf.cast(value, variables[i].dtype))
+                value = tf.cast(value, variables[i].dtype)
+                if rows is not None:
+                    value = tf.IndexedSlices(value, rows,
+                                             dense_shape=tf.shape(accum, out_type=tf.int64))
+                grads.append(value)
             grads_and_vars = list(zip(grads, [variables[i] for i in indices]))
             if apply_fn is not None:
                 applied = apply_fn(grads_and_vars)
             else:
                 applied = adapter.apply(optimizer, grads_and_vars)
             deps = [t for t in [applied] + grads if t is not None and not _is_python(t)]
+            deps = [t.values if isinstance(t, tf.IndexedSlices) else t for t in deps]
             with tf.control_dependencies(deps if not tf.executing_eagerly() else []):
                 resets = self._reset_ops(lambda v: (self._local(v),))
                 resets.append(self._local(self._iterations).assign_add(1))
@@ -358,7 +460,8 @@ class GradientAccumulator(tf.Module):
 
     def _reset_ops(self, components):
         ops = []
-        for v in list(self._accums or []) + [self._weight_total, self._micro_step]:
+        marks = [self._rows[k] for k in sorted(self._rows or {}, key=int)]
+        for v in list(self._accums or []) + marks + [self._weight_total, self._micro_step]:
             for part in components(v):
                 ops.append(part.assign(tf.zeros_like(part)))
         return ops

@@ -21,7 +21,7 @@ import contextlib
 
 from gradacc_compat import compat, families
 from gradacc_compat._checks import check_steps
-from gradacc_compat.accumulator import GradientAccumulator
+from gradacc_compat.accumulator import GradientAccumulator, once_per_strategy
 from gradacc_compat.compat import tf
 
 __all__ = ["wrap", "keras_custom_objects", "flush_at_epoch_end", "AccumulatingOptimizerV1"]
@@ -152,22 +152,13 @@ class _AccumulatingBase(object):
         return self._gac_get_accumulator().micro_step
 
     def _gac_get_accumulator(self):
-        if self._gac_accumulator is not None:
-            return self._gac_accumulator
-
-        def create(*_):
-            # MirroredStrategy runs the merge function of ONE replica thread,
-            # so creating and attaching both happen here, once.
-            if self._gac_accumulator is None:
-                acc = GradientAccumulator(self._gac_steps, **self._gac_options)
-                object.__setattr__(self, "_gac_accumulator", acc)
-                self._track_trackable(acc, name="gradient_accumulator")
-
-        ctx = tf.distribute.get_replica_context()
-        if ctx is None:
-            create()
-        else:
-            ctx.merge_call(create)
+        if self._gac_accumulator is None:
+            # An estimator's model_fn under train_distribute builds one
+            # wrapper per replica: they all get the one accumulator.
+            acc = once_per_strategy(
+                lambda: GradientAccumulator(self._gac_steps, **self._gac_options))
+            object.__setattr__(self, "_gac_accumulator", acc)
+            self._track_trackable(acc, name="gradient_accumulator")
         return self._gac_accumulator
 
 

@@ -1,0 +1,125 @@
+"""Estimator-era code: optimizers (and accumulators) built once per replica.
+
+An estimator's ``model_fn`` under ``RunConfig(train_distribute=...)`` runs
+once per replica, so each replica builds its own ``gac.wrap(...)``; the
+replicas must still share one accumulator. The reference is the
+single-device estimator on the replicas' concatenated batches.
+"""
+from __future__ import absolute_import, division, print_function
+
+import numpy as np
+import pytest
+
+import gradacc_compat as gac
+from gradacc_compat import compat
+from gradacc_compat.compat import tf
+from tests import harness as H
+
+K, N, B = 3, 2, 4
+REPLICAS = H.REPLICAS
+STRATEGY_APIS = ("tf.distribute", "tf.contrib.distribute")
+
+needs_estimator = pytest.mark.skipif(not compat.HAS_ESTIMATOR,
+                                     reason="tf.estimator is gone from TF 2.16")
+
+
+def _strategy(api):
+    devices = ["/cpu:%d" % i for i in range(REPLICAS)]
+    if api == "tf.contrib.distribute":
+        if not compat.HAS_CONTRIB_DISTRIBUTE:
+            pytest.skip("tf.contrib.distribute is TF 1.x only (TF %s here)"
+                        % compat.TF_VERSION_STRING)
+        from tensorflow.contrib import distribute as contrib_distribute
+        return contrib_distribute.MirroredStrategy(devices)
+    return tf.distribute.MirroredStrategy(devices)
+
+
+def _model_variables(est):
+    """Every variable in the estimator's checkpoint that is not the
+    accumulator's: the weights, the optimizer's slots, global_step."""
+    return dict((name, est.get_variable_value(name)) for name in est.get_variable_names()
+                if "gradient_accumulator" not in name)
+
+
+def _train_estimator(model_dir, steps, batch, x, y, strategy=None):
+    init, _ = H.initial_values()
+
+    def model_fn(features, labels, mode):
+        kernel = tf.compat.v1.get_variable("kernel", initializer=tf.constant(init[0]))
+        bias = tf.compat.v1.get_variable("bias", initializer=tf.constant(init[1]))
+        loss = tf.reduce_mean(H.per_example_loss([kernel, bias], features, labels))
+        inner = tf.compat.v1.train.AdamOptimizer(0.05)
+        opt = gac.wrap(inner, steps) if steps > 1 else inner
+        train_op = opt.minimize(loss, global_step=tf.compat.v1.train.get_or_create_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
+
+    config = tf.estimator.RunConfig(train_distribute=strategy,
+                                    session_config=compat.tf1_session_config(REPLICAS))
+    est = tf.estimator.Estimator(model_fn, model_dir=model_dir, config=config)
+    est.train(input_fn, max_steps=K)
+    return _model_variables(est)
+
+
+@needs_estimator
+@pytest.mark.parametrize("api", STRATEGY_APIS)
+def test_distributed_estimator_matches_single_device_big_batch(api, tmpdir):
+    """model_fn runs once per replica: each replica wraps its own optimizer."""
+    x, y = H.make_data(K * N * B * REPLICAS, seed=21)
+    # Each replica takes the next batch of B: an effective step is N x
+    # REPLICAS consecutive batches, the big batch those examples in one.
+    ref = _train_estimator(str(tmpdir.join("big")), 1, N * B * REPLICAS, x, y)
+    got = _train_estimator(str(tmpdir.join("acc")), N, B, x, y, _strategy(api))
+    assert int(got["global_step"]) == int(ref["global_step"]) == K
+    assert sorted(got) == sorted(ref)
+    assert any("Adam" in name for name in ref)  # slots are compared, not just weights
+    names = sorted(ref)
+    H.assert_close([got[n] for n in names], [ref[n] for n in names],
+                   "weights, Adam slots, global_step: %s" % names)
+
+
+@pytest.mark.parametrize("api", STRATEGY_APIS)
+def test_accumulator_built_inside_the_replica_function(api):
+    """A GradientAccumulator (and a wrapper) built in each replica's call of
+    the step function, as estimator-era graph code does."""
+    x, y = H.make_data(K * N * B * REPLICAS, seed=22)
+    global_batch = B * REPLICAS
+    results = []
+    for steps, batch, strategy in ((1, N * global_batch, None),
+                                   (N, global_batch, lambda: _strategy(api))):
+        with H.Harness("graph") as h:
+            dist = strategy() if strategy else None
+            with dist.scope() if dist else compat.nullcontext():
+                variables = H.make_variables()
+            built = []
+
+            def step(xb, yb):
+                opt = tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
+                xl, yl = H.replica_slice(xb), H.replica_slice(yb)
+                loss_fn = lambda: H.global_mean_loss(variables, xl, yl, batch)  # noqa: E731
+                grads = H.gradients(loss_fn, variables)
+                if steps == 1:
+                    return opt.apply_gradients(list(zip(grads, variables)))
+                acc = gac.GradientAccumulator(steps)  # one per replica call
+                built.append(acc)
+                return acc.step(opt, grads, variables)
+
+            xb = tf.compat.v1.placeholder(tf.float32, [batch, 4])
+            yb = tf.compat.v1.placeholder(tf.float32, [batch, 3])
+            if dist is None:
+                out = step(xb, yb)
+            else:
+                with dist.scope():
+                    out = tf.group(*compat.local_results(
+                        dist, dist.extended.call_for_each_replica(step, args=(xb, yb))))
+            h.initialize()
+            for start in range(0, len(x), batch):
+                h.session.run(out, {xb: x[start:start + batch], yb: y[start:start + batch]})
+            if built:
+                assert len(built) == REPLICAS
+                assert built[0].gradients == built[1].gradients  # the same variables
+                assert int(h.value(built[1].iterations)) == K
+            results.append(h.values(variables))
+    H.assert_close(results[1], results[0], "weights")
