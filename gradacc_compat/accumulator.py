@@ -26,6 +26,7 @@ class _PlainState(object):
         self.seen = set()       # indices that received a gradient at least once
         self.weighted = False   # some accumulate() call passed weight=
         self.dense = set()      # indices that received a dense gradient
+        self.maximum = set()    # indices whose cycle value is the maximum
 
     def variable(self, name, shape, dtype, aggregation):
         """A replica-local (``ON_READ``) variable named ``<accumulator>/<name>``
@@ -309,6 +310,8 @@ class GradientAccumulator(tf.Module):
                                             _accum_dtype(v), _AGG.SUM)
                             for v in variables]
                     plain.variables = list(variables)
+                    plain.maximum = set(i for i, v in enumerate(variables)
+                                        if families.overwritten_by_gradient(v))
                 return plain.accums
 
             self._accums = once_per_strategy(build)
@@ -343,10 +346,13 @@ class GradientAccumulator(tf.Module):
             if str(i) not in self._rows:
                 self._rows[str(i)] = mark
 
-    def _sparse_apply(self, i):
+    def _sparse_apply(self, i, adapter, strategy):
         """Whether variable ``i`` is applied as ``tf.IndexedSlices`` over the
-        rows its cycle touched: every gradient it ever received was sparse."""
-        return str(i) in self._rows and i not in self._plain.dense
+        rows its cycle touched: every gradient it ever received was sparse,
+        and the optimizer sums the rows that the replicas' all-reduce
+        repeats (else dense is the exact apply: see the family adapter)."""
+        return (str(i) in self._rows and i not in self._plain.dense
+                and (adapter.sums_duplicate_rows or strategy.num_replicas_in_sync == 1))
 
     def _add(self, i, grad, weight):
         accum = self._local(self._accums[i])
@@ -359,6 +365,9 @@ class GradientAccumulator(tf.Module):
                     tf.compat.v1.scatter_update(
                         rows, grad.indices, tf.ones(tf.shape(grad.indices), tf.float32))]
         grad = tf.cast(grad, accum.dtype)
+        if i in self._plain.maximum:
+            first = tf.equal(self._local(self._micro_step).read_value(), 0)
+            return [accum.assign(tf.where(first, grad, tf.maximum(accum.read_value(), grad)))]
         if weight is not None:
             grad = grad * weight
         return [accum.assign_add(grad)]
@@ -427,7 +436,7 @@ class GradientAccumulator(tf.Module):
             for i in indices:
                 accum = self._local(self._accums[i])
                 rows = None
-                if self._sparse_apply(i):
+                if self._sparse_apply(i, adapter, strategy):
                     # The rows the cycle touched, as the big batch's
                     # IndexedSlices has them: optimizers that update only the
                     # rows present (Momentum, Ftrl, Adagrad...) stay exact.
@@ -436,7 +445,7 @@ class GradientAccumulator(tf.Module):
                     value = tf.gather(accum.read_value(), rows)
                 else:
                     value = accum.read_value()
-                if div is not None:
+                if div is not None and i not in self._plain.maximum:
                     value = tf.math.divide_no_nan(value, tf.cast(div, value.dtype))
                 value = tf.cast(value, variables[i].dtype)
                 if rows is not None:

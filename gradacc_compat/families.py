@@ -24,7 +24,7 @@ from __future__ import absolute_import, division, print_function
 from gradacc_compat import compat
 from gradacc_compat.compat import tf
 
-__all__ = ["adapter_for", "FAMILIES"]
+__all__ = ["adapter_for", "FAMILIES", "overwritten_by_gradient"]
 
 
 class _Family(object):
@@ -32,6 +32,11 @@ class _Family(object):
     name = None
     #: Whether a plain tf.Graph + Session run updates the variables.
     works_in_graph = True
+    #: Whether ``apply_gradients`` sums the duplicate rows of a
+    #: ``tf.IndexedSlices`` before using it (v1: _deduplicate_indexed_slices;
+    #: OptimizerV2: _resource_apply_sparse_duplicate_indices; the 2.11-2.15
+    #: optimizer: _deduplicate_sparse_grad).
+    sums_duplicate_rows = True
 
     def matches(self, optimizer):
         raise NotImplementedError
@@ -144,6 +149,11 @@ class _Keras3(_Family):
     """Keras 3 optimizers (TF >= 2.16, the TensorFlow backend)."""
     name = "keras3-optimizer"
     works_in_graph = False
+    # Keras 3 uses an IndexedSlices' rows as they come: Adagrad adds each
+    # duplicate's square. Under a strategy its all-reduce gathers every
+    # replica's rows, duplicates included; its updates of a zero row equal
+    # the dense ones (none is lazy), so the accumulator applies dense there.
+    sums_duplicate_rows = False
 
     def matches(self, optimizer):
         return hasattr(optimizer, "stateless_apply") and hasattr(optimizer, "build")
@@ -151,6 +161,15 @@ class _Keras3(_Family):
     def prepare(self, optimizer, variables):
         if not optimizer.built:
             optimizer.build(variables)
+
+
+def overwritten_by_gradient(variable):
+    """Whether ``variable``'s "gradient" is its next value, not a step
+    (Keras 3 ``overwrite_with_gradient``: float8 training's scales and amax
+    histories). Over a cycle that value is the maximum of the micro-batches'
+    values, as the big batch's amax is the maximum over all its examples
+    (Keras' own accumulation keeps the maximum too)."""
+    return bool(getattr(variable, "overwrite_with_gradient", False))
 
 
 #: Checked in order: the first family whose ``matches`` is true wins.

@@ -18,6 +18,8 @@ The result is an optimizer of the wrapped optimizer's family, so ``compile``,
 from __future__ import absolute_import, division, print_function
 
 import contextlib
+import copy
+import importlib
 
 from gradacc_compat import compat, families
 from gradacc_compat._checks import check_steps
@@ -84,7 +86,10 @@ def wrap(optimizer, steps, **options):
             "one or the other: remove gradient_accumulation_steps from the optimizer."
             % (_describe(optimizer), optimizer.gradient_accumulation_steps))
     cls = _keras_subclass(type(optimizer), adapter)
-    config = optimizer.get_config()
+    try:
+        config = optimizer.get_config()
+    except (AttributeError, NotImplementedError, TypeError, ValueError) as err:
+        return _copied_into(cls, optimizer, steps, options, err)
     # A schedule or callable learning rate is carried over as the object
     # itself: get_config() evaluates callables (OptimizerV2) and from_config
     # cannot rebuild unregistered schedules or lambdas (Keras 3).
@@ -95,6 +100,26 @@ def wrap(optimizer, steps, **options):
     wrapper = cls._gac_create(config, steps, options)
     if carry:
         adapter.set_learning_rate(wrapper, learning_rate)
+    return wrapper
+
+
+def _copied_into(cls, optimizer, steps, options, err):
+    """The wrapper as a copy of ``optimizer``, for optimizers whose own
+    ``get_config()`` fails (TF 1.14's Keras Ftrl calls a misspelt
+    ``_serializer_hyperparameter``): a fresh optimizer's attributes are all
+    its settings, so a copy of it, retyped to the wrapper class, is the
+    same optimizer accumulating."""
+    try:
+        wrapper = copy.deepcopy(optimizer)
+    except Exception as copy_err:  # pylint: disable=broad-except
+        raise ValueError(
+            "gac.wrap cannot rebuild %s: its own get_config() raised %s: %s, and it "
+            "cannot be copied either (%s: %s). Wrap an optimizer whose get_config() "
+            "works, or accumulate with gac.GradientAccumulator in a custom loop."
+            % (_describe(optimizer), type(err).__name__, err, type(copy_err).__name__,
+               copy_err))
+    wrapper.__class__ = cls
+    wrapper._gac_setup(steps, options)
     return wrapper
 
 
@@ -232,9 +257,26 @@ def _keras_subclass(base, adapter):
     if hasattr(base, hook):  # OptimizerV2 has _create_all_weights from TF 2.2
         attrs[hook] = _state_hook(getattr(base, hook))
     cls = type(name, (mixin, base), attrs)
+    _bind_by_name(cls)
     compat.keras_register_serializable(cls, package="gradacc_compat")
     _SUBCLASSES[key] = cls
     return cls
+
+
+def _bind_by_name(cls):
+    """Makes ``cls`` findable as ``gradacc_compat.keras_classes.<name>``
+    (pickle, copy, Keras 3's pickling): see that module."""
+    # (importlib: on Python 2 that module makes the classes while it is
+    # being imported, and `from gradacc_compat import ...` fails then.)
+    module = importlib.import_module("gradacc_compat.keras_classes")
+    name = cls.__name__
+    taken = module.__dict__.get(name)
+    if taken is not None and taken is not cls:  # another class of the same name
+        name = "%s_%s" % (name, cls._gac_base.__module__.replace(".", "_"))
+        cls.__name__ = name
+    cls.__module__ = module.__name__
+    cls.__qualname__ = name
+    setattr(module, name, cls)
 
 
 def _state_hook(base_method):
@@ -297,17 +339,27 @@ class _KerasMixin(_AccumulatingBase):
     def get_config(self):
         config = super(_KerasMixin, self).get_config()
         config["gac_steps"] = self._gac_steps
+        acc = self._gac_accumulator
+        sparse = acc.sparse_indices if acc is not None else self._gac_sparse_hint()
+        if sparse:  # which variables keep row marks: saved state is positional
+            config["gac_sparse"] = list(sparse)
         return config
+
+    def _gac_sparse_hint(self):
+        return self.__dict__.get("_gac_sparse", ())
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
         config = dict(config)
         steps = config.pop("gac_steps", None)
+        sparse = config.pop("gac_sparse", ())
         if steps is None:
             raise ValueError("%s.from_config needs `gac_steps` in the config (it is what "
                              "get_config() returns); received keys %s."
                              % (cls.__name__, sorted(config)))
-        return cls._gac_create(config, steps, {}, custom_objects)
+        instance = cls._gac_create(config, steps, {}, custom_objects)
+        object.__setattr__(instance, "_gac_sparse", tuple(sparse))
+        return instance
 
     @classmethod
     def _gac_create(cls, config, steps, options, custom_objects=None):
@@ -338,20 +390,27 @@ class _KerasMixin(_AccumulatingBase):
         if acc is None or acc.gradients is None:
             if tf.distribute.has_strategy() and not compat.in_cross_replica_context():
                 return
-            self._gac_get_accumulator()._maybe_build(list(var_list))
+            self._gac_get_accumulator()._maybe_build(list(var_list), self._gac_sparse_hint())
         self._gac_register_state()
 
     def _gac_register_state(self):
-        """Appends the accumulator's variables, once, to the list the Keras
-        save formats (HDF5, .keras) save and restore by position, so a model
-        saved mid-cycle loads with its pending micro-batches."""
+        """Appends the accumulator's variables, each once, to the list the
+        Keras save formats (HDF5, .keras) save and restore by position, so a
+        model saved mid-cycle loads with its pending micro-batches. (Row
+        marks of sparse variables may come after the accumulators: a loaded
+        wrapper makes them up front, from ``gac_sparse`` in its config.)"""
         acc = self._gac_accumulator
-        if getattr(self, "_gac_registered", False) or acc is None or acc.gradients is None:
+        if acc is None or acc.gradients is None:
             return
+        registered = self.__dict__.get("_gac_registered")
+        if registered is None:
+            registered = set()
+            object.__setattr__(self, "_gac_registered", registered)
+        new = [v for v in acc._state_variables() if id(v) not in registered]
         state = self._gac_adapter.saved_state(self)
-        if state is not None:
-            state.extend(acc._state_variables())
-        object.__setattr__(self, "_gac_registered", True)
+        if new and state is not None:
+            state.extend(new)
+        registered.update(id(v) for v in new)
 
 
 class _Keras2Mixin(_KerasMixin):
