@@ -109,8 +109,12 @@ def _copied_into(cls, optimizer, steps, options, err):
     ``_serializer_hyperparameter``): a fresh optimizer's attributes are all
     its settings, so a copy of it, retyped to the wrapper class, is the
     same optimizer accumulating."""
+    # The strategy it was made under is shared, not copied (the TF 2.11-2.15
+    # optimizer keeps one; the default strategy exists once per process).
+    memo = dict((id(v), v) for v in vars(optimizer).values()
+                if isinstance(v, tf.distribute.Strategy))
     try:
-        wrapper = copy.deepcopy(optimizer)
+        wrapper = copy.deepcopy(optimizer, memo)
     except Exception as copy_err:  # pylint: disable=broad-except
         raise ValueError(
             "gac.wrap cannot rebuild %s: its own get_config() raised %s: %s, and it "

@@ -123,3 +123,81 @@ def test_accumulator_built_inside_the_replica_function(api):
                 assert int(h.value(built[1].iterations)) == K
             results.append(h.values(variables))
     H.assert_close(results[1], results[0], "weights")
+
+
+# ------------------------------------------------ canned wide-and-deep model
+VOCAB = 16  # ids 0-12 are looked up (see below); 13-15 never
+
+
+def _wide_and_deep_data(count):
+    rng = np.random.RandomState(5)
+    # Each effective step looks up a few ids of its own, with duplicates:
+    # the linear part's Ftrl and the embedding's Adagrad update only the
+    # rows present, so rows of earlier steps must be left alone.
+    ids = np.concatenate([rng.randint(4 * k, 4 * k + 5, size=count // K) for k in range(K)])
+    features = {"id": ids.reshape(-1, 1).astype("int64"),
+                "x": rng.normal(size=(count, 4)).astype("float32")}
+    labels = (rng.uniform(size=(count, 1)) > 0.5).astype("int64")
+    return features, labels
+
+
+DNN_OPTIMIZERS = {"Adagrad": lambda: tf.compat.v1.train.AdagradOptimizer(0.1),
+                  "Momentum": lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)}
+
+
+def _train_wide_and_deep(model_dir, steps, batch, features, labels, reduction, dnn):
+    fc = tf.feature_column
+    ids = fc.categorical_column_with_identity("id", VOCAB)
+
+    def wrapped(optimizer):  # the reference (steps=1) runs TF alone
+        return gac.wrap(optimizer, steps, reduction=reduction) if steps > 1 else optimizer
+
+    est = tf.compat.v1.estimator.DNNLinearCombinedClassifier(
+        model_dir=model_dir,
+        linear_feature_columns=[ids],
+        linear_optimizer=wrapped(
+            tf.compat.v1.train.FtrlOptimizer(0.1, l1_regularization_strength=0.001,
+                                             l2_regularization_strength=0.001)),
+        dnn_feature_columns=[fc.embedding_column(ids, 3), fc.numeric_column("x", shape=(4,))],
+        dnn_hidden_units=[4],
+        dnn_optimizer=wrapped(DNN_OPTIMIZERS[dnn]()),
+        loss_reduction=(tf.compat.v1.losses.Reduction.SUM if reduction == "sum"
+                        else tf.compat.v1.losses.Reduction.SUM_OVER_BATCH_SIZE),
+        config=tf.estimator.RunConfig(tf_random_seed=7))
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((features, labels)).batch(batch)
+
+    # Canned estimators add 1 to global_step after every batch themselves
+    # (their optimizers' minimize gets no global_step): K effective steps are
+    # K x steps batches.
+    est.train(input_fn, max_steps=K * steps)
+    return _model_variables(est)
+
+
+@needs_estimator
+@pytest.mark.parametrize("reduction, dnn", [("mean", "Adagrad"), ("sum", "Momentum")])
+def test_canned_wide_and_deep_matches_big_batch(reduction, dnn, tmpdir):
+    """DNNLinearCombinedClassifier: Ftrl on the sparse linear part, Adagrad
+    (the canned default) or Momentum on the deep part, whose embedding column
+    gets sparse gradients; both wrapped. Loss SUM_OVER_BATCH_SIZE with the
+    wrapper's mean, SUM (the v1 default) with reduction="sum". (Ftrl and
+    Adagrad leave a zero-gradient row as it is when it starts from zero, as
+    the linear weights do: Momentum on the randomly initialised embedding is
+    what tells a row-exact apply from a dense one here.)"""
+    features, labels = _wide_and_deep_data(K * N * B)
+    args = (features, labels, reduction, dnn)
+    ref = _train_wide_and_deep(str(tmpdir.join("big")), 1, N * B, *args)
+    got = _train_wide_and_deep(str(tmpdir.join("acc")), N, B, *args)
+    assert int(ref["global_step"]) == K and int(got["global_step"]) == K * N
+    names = sorted(n for n in ref if n != "global_step")
+    assert sorted(n for n in got if n != "global_step") == names
+    assert any("Ftrl" in n for n in names) and any(dnn in n for n in names), names
+    H.assert_close([got[n] for n in names], [ref[n] for n in names], "variables: %s" % names)
+    # Rows no step looked up were never touched, in either run.
+    weights = [n for n in names if n.endswith("linear_model/id/weights")]
+    assert len(weights) == 1, names
+    looked_up = np.unique(features["id"])
+    assert looked_up.max() < 13 and len(looked_up) > 8
+    assert np.all(got[weights[0]][13:] == 0)
+    assert np.all(got[weights[0]][looked_up] != 0)
