@@ -141,43 +141,76 @@ def _wide_and_deep_data(count):
     return features, labels
 
 
-DNN_OPTIMIZERS = {"Adagrad": lambda: tf.compat.v1.train.AdagradOptimizer(0.1),
-                  "Momentum": lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)}
+DNN_OPTIMIZERS = {"Adagrad": lambda train: train.AdagradOptimizer(0.1),
+                  "Momentum": lambda train: train.MomentumOptimizer(0.1, 0.9)}
+KERAS_DNN_OPTIMIZERS = {"Adagrad": lambda keras: keras.Adagrad(0.1),
+                        "Momentum": lambda keras: keras.SGD(0.1, momentum=0.9)}
 
 
-def _train_wide_and_deep(model_dir, steps, batch, features, labels, reduction, dnn):
+def _train_wide_and_deep(api, model_dir, steps, batch, features, labels, reduction, dnn):
+    """``api="v1"``: tf.compat.v1.estimator's class with tf.compat.v1.train
+    optimizers; ``"v2"``: TF2's tf.estimator class with Keras (OptimizerV2)
+    optimizers."""
     fc = tf.feature_column
     ids = fc.categorical_column_with_identity("id", VOCAB)
 
     def wrapped(optimizer):  # the reference (steps=1) runs TF alone
         return gac.wrap(optimizer, steps, reduction=reduction) if steps > 1 else optimizer
 
-    est = tf.compat.v1.estimator.DNNLinearCombinedClassifier(
+    if api == "v1":
+        train = tf.compat.v1.train
+        cls, losses = tf.compat.v1.estimator.DNNLinearCombinedClassifier, tf.compat.v1.losses
+        linear = train.FtrlOptimizer(0.1, l1_regularization_strength=0.001,
+                                     l2_regularization_strength=0.001)
+        deep = DNN_OPTIMIZERS[dnn](train)
+    else:
+        keras = compat.keras_legacy_optimizers() or compat.keras_module().optimizers
+        cls, losses = tf.estimator.DNNLinearCombinedClassifier, compat.keras_module().losses
+        linear = keras.Ftrl(0.1, l1_regularization_strength=0.001,
+                            l2_regularization_strength=0.001)
+        deep = KERAS_DNN_OPTIMIZERS[dnn](keras)
+    est = cls(
         model_dir=model_dir,
         linear_feature_columns=[ids],
-        linear_optimizer=wrapped(
-            tf.compat.v1.train.FtrlOptimizer(0.1, l1_regularization_strength=0.001,
-                                             l2_regularization_strength=0.001)),
+        linear_optimizer=wrapped(linear),
         dnn_feature_columns=[fc.embedding_column(ids, 3), fc.numeric_column("x", shape=(4,))],
         dnn_hidden_units=[4],
-        dnn_optimizer=wrapped(DNN_OPTIMIZERS[dnn]()),
-        loss_reduction=(tf.compat.v1.losses.Reduction.SUM if reduction == "sum"
-                        else tf.compat.v1.losses.Reduction.SUM_OVER_BATCH_SIZE),
+        dnn_optimizer=wrapped(deep),
+        loss_reduction=(losses.Reduction.SUM if reduction == "sum"
+                        else losses.Reduction.SUM_OVER_BATCH_SIZE),
         config=tf.estimator.RunConfig(tf_random_seed=7))
 
     def input_fn():
         return tf.data.Dataset.from_tensor_slices((features, labels)).batch(batch)
 
-    # Canned estimators add 1 to global_step after every batch themselves
+    # v1 canned estimators add 1 to global_step after every batch themselves
     # (their optimizers' minimize gets no global_step): K effective steps are
-    # K x steps batches.
-    est.train(input_fn, max_steps=K * steps)
+    # K x steps batches. v2 ones make global_step the Keras optimizer's
+    # iterations: it counts effective steps.
+    est.train(input_fn, max_steps=K * steps if api == "v1" else K)
     return _model_variables(est)
 
 
+def _by_variable(variables):
+    """Weights by name; slots by the variable they belong to ("<var>/<slot>"),
+    since a wrapper's slots sit under its own name scope in v2
+    ("training/Ftrl/linear/..." for "training/linear/...")."""
+    out = {}
+    for name, value in variables.items():
+        if name.startswith("training/"):
+            parts = name.split("/")
+            roots = [i for i, p in enumerate(parts) if p in ("dnn", "linear")]
+            if not roots:  # hyperparameters and counters of the optimizers
+                continue
+            name = "slot:" + "/".join(parts[roots[0]:])
+        out[name] = value
+    return out
+
+
 @needs_estimator
+@pytest.mark.parametrize("api", ["v1", "v2"])
 @pytest.mark.parametrize("reduction, dnn", [("mean", "Adagrad"), ("sum", "Momentum")])
-def test_canned_wide_and_deep_matches_big_batch(reduction, dnn, tmpdir):
+def test_canned_wide_and_deep_matches_big_batch(api, reduction, dnn, tmpdir):
     """DNNLinearCombinedClassifier: Ftrl on the sparse linear part, Adagrad
     (the canned default) or Momentum on the deep part, whose embedding column
     gets sparse gradients; both wrapped. Loss SUM_OVER_BATCH_SIZE with the
@@ -185,14 +218,22 @@ def test_canned_wide_and_deep_matches_big_batch(reduction, dnn, tmpdir):
     Adagrad leave a zero-gradient row as it is when it starts from zero, as
     the linear weights do: Momentum on the randomly initialised embedding is
     what tells a row-exact apply from a dense one here.)"""
+    if api == "v2" and compat.TF1:
+        pytest.skip("TF %s's tf.estimator canned classes are the v1 ones"
+                    % compat.TF_VERSION_STRING)
     features, labels = _wide_and_deep_data(K * N * B)
     args = (features, labels, reduction, dnn)
-    ref = _train_wide_and_deep(str(tmpdir.join("big")), 1, N * B, *args)
-    got = _train_wide_and_deep(str(tmpdir.join("acc")), N, B, *args)
-    assert int(ref["global_step"]) == K and int(got["global_step"]) == K * N
+    ref = _train_wide_and_deep(api, str(tmpdir.join("big")), 1, N * B, *args)
+    got = _train_wide_and_deep(api, str(tmpdir.join("acc")), N, B, *args)
+    assert int(ref["global_step"]) == K
+    assert int(got["global_step"]) == (K * N if api == "v1" else K)
+    ref, got = _by_variable(ref), _by_variable(got)
     names = sorted(n for n in ref if n != "global_step")
     assert sorted(n for n in got if n != "global_step") == names
-    assert any("Ftrl" in n for n in names) and any(dnn in n for n in names), names
+    # Slots are compared too: v1 names them "<var>/Ftrl", v2 "slot:<var>/...".
+    slots = [n for n in names if n.startswith("slot:") or n.split("/")[-1] in
+             ("Ftrl", "Ftrl_1", "Adagrad", "Momentum")]
+    assert any("linear/" in n for n in slots) and any("dnn/" in n for n in slots), names
     H.assert_close([got[n] for n in names], [ref[n] for n in names], "variables: %s" % names)
     # Rows no step looked up were never touched, in either run.
     weights = [n for n in names if n.endswith("linear_model/id/weights")]
