@@ -64,6 +64,18 @@ def _train_estimator(model_dir, steps, batch, x, y, strategy=None):
 
 
 @needs_estimator
+def test_estimator_matches_big_batch(tmpdir):
+    """The estimator-era one-liner, one device: minimize(loss, global_step)."""
+    x, y = H.make_data(K * N * B, seed=11)
+    ref = _train_estimator(str(tmpdir.join("big")), 1, N * B, x, y)
+    got = _train_estimator(str(tmpdir.join("acc")), N, B, x, y)
+    assert int(got["global_step"]) == int(ref["global_step"]) == K
+    names = sorted(ref)
+    assert sorted(got) == names and any("Adam" in name for name in names)
+    H.assert_close([got[n] for n in names], [ref[n] for n in names], "variables: %s" % names)
+
+
+@needs_estimator
 @pytest.mark.parametrize("api", STRATEGY_APIS)
 def test_distributed_estimator_matches_single_device_big_batch(api, tmpdir):
     """model_fn runs once per replica: each replica wraps its own optimizer."""

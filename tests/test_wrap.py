@@ -83,35 +83,6 @@ def test_v1_minimize_in_a_graph():
     assert ref_step == step == K
 
 
-@pytest.mark.skipif(not compat.HAS_ESTIMATOR, reason="tf.estimator is gone from TF 2.16")
-def test_estimator_with_wrapped_optimizer_matches_big_batch(tmpdir):
-    x, y = H.make_data(K * N * B, seed=11)
-    init, _ = H.initial_values()
-
-    def train(steps, batch, model_dir):
-        def model_fn(features, labels, mode):
-            kernel = tf.compat.v1.get_variable("kernel", initializer=tf.constant(init[0]))
-            bias = tf.compat.v1.get_variable("bias", initializer=tf.constant(init[1]))
-            loss = H.global_mean_loss([kernel, bias], features, labels, batch)
-            inner = tf.compat.v1.train.AdamOptimizer(0.05)
-            opt = gac.wrap(inner, steps) if steps > 1 else inner
-            train_op = opt.minimize(loss, global_step=tf.compat.v1.train.get_or_create_global_step())
-            return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
-
-        def input_fn():
-            return tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
-
-        est = tf.estimator.Estimator(model_fn, model_dir=model_dir)
-        est.train(input_fn, max_steps=K)
-        return ([est.get_variable_value(n) for n in ("kernel", "bias")],
-                int(est.get_variable_value("global_step")))
-
-    ref, ref_step = train(1, N * B, str(tmpdir.join("big")))
-    got, step = train(N, B, str(tmpdir.join("acc")))
-    assert ref_step == step == K
-    H.assert_close(got, ref, "estimator weights")
-
-
 # ----------------------------------------------------------- Keras model.fit
 def _keras():
     return compat.keras_module()
