@@ -1,4 +1,4 @@
-"""``python -m gradacc_compat info`` | ``check``."""
+"""``python -m gradacc_compat info`` | ``check`` | ``lint PATH...``."""
 from __future__ import absolute_import, print_function
 
 import sys
@@ -8,11 +8,16 @@ USAGE = """usage: python -m gradacc_compat COMMAND
 commands:
   info    print Python, TensorFlow, Keras, mode, devices and adapters
   check   info, then an exactness self-check on the installed TensorFlow
+  lint    [--suggest] PATH...  report hand-rolled accumulation mistakes in
+          Python files (nothing is run); exit 1 when something is found
 """
 
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "lint":
+        from gradacc_compat import lint
+        return lint.main(argv[1:])
     if len(argv) != 1 or argv[0] not in ("info", "check"):
         sys.stderr.write(USAGE)
         return 2

@@ -307,16 +307,23 @@ class GradientAccumulator(tf.Module):
                     with tf.init_scope(), compat.strategy_scope(strategy):
                         plain.accums = [
                             plain.variable("accum/" + clean_name(v), tf.TensorShape(v.shape),
-                                            _accum_dtype(v), _AGG.SUM)
+                                           _accum_dtype(v), _AGG.SUM)
                             for v in variables]
                     plain.variables = list(variables)
                     plain.maximum = set(i for i, v in enumerate(variables)
                                         if families.overwritten_by_gradient(v))
+                # Tracked here, in cross-replica context: a checkpoint restore
+                # waiting for them then assigns every replica's component.
+                self._adopt(plain.accums)
                 return plain.accums
 
-            self._accums = once_per_strategy(build)
-            self._rows = {}
+            self._adopt(once_per_strategy(build))  # other replicas' objects
         self._track_rows(sparse)
+
+    def _adopt(self, accums):
+        if self._accums is None:
+            self._accums = accums
+            self._rows = {}
 
     def _track_rows(self, indices):
         """Row marks for the variables at ``indices``: one float per row of
@@ -340,9 +347,13 @@ class GradientAccumulator(tf.Module):
                         rows = tf.TensorShape(variables[i].shape)[:1]
                         marks[i] = plain.variable("rows/" + clean_name(variables[i]), rows,
                                                   tf.float32, _AGG.SUM)
+            self._adopt_rows(marks)  # in cross-replica context, as in _maybe_build
             return dict(marks)
 
-        for i, mark in once_per_strategy(build).items():
+        self._adopt_rows(once_per_strategy(build))  # other replicas' objects
+
+    def _adopt_rows(self, marks):
+        for i, mark in sorted(marks.items()):
             if str(i) not in self._rows:
                 self._rows[str(i)] = mark
 

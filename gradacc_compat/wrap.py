@@ -182,13 +182,23 @@ class _AccumulatingBase(object):
 
     def _gac_get_accumulator(self):
         if self._gac_accumulator is None:
-            # An estimator's model_fn under train_distribute builds one
-            # wrapper per replica: they all get the one accumulator.
-            acc = once_per_strategy(
-                lambda: GradientAccumulator(self._gac_steps, **self._gac_options))
-            object.__setattr__(self, "_gac_accumulator", acc)
-            self._track_trackable(acc, name="gradient_accumulator")
+            def create():
+                acc = GradientAccumulator(self._gac_steps, **self._gac_options)
+                # Tracked here, in cross-replica context: a checkpoint
+                # restore waiting for it then assigns every replica's part.
+                self._gac_attach(acc)
+                return acc
+
+            acc = once_per_strategy(create)
+            if self._gac_accumulator is None:
+                # Another replica's wrapper: an estimator's model_fn under
+                # train_distribute builds one per replica; they share it.
+                self._gac_attach(acc)
         return self._gac_accumulator
+
+    def _gac_attach(self, acc):
+        object.__setattr__(self, "_gac_accumulator", acc)
+        self._track_trackable(acc, name="gradient_accumulator")
 
 
 # ---------------------------------------------------------------- TF1 family

@@ -141,10 +141,11 @@ def test_sparse_rows_match_the_sparse_big_batch(mode, distributed, key):
     ref_weights, ref_state, _, _ = _train(mode, False, key, 1, N * B, x, y)
     try:
         weights, state, ops, sparse = _train(mode, distributed, key, N, B, x, y)
-    except (AssertionError, ValueError) as err:  # TF 1.14 asserts, later ones raise
+    except Exception as err:  # pylint: disable=broad-except
         if not distributed:
             raise
-        _skip_if_tf_itself_fails(mode, key, x, y, err)
+        _skip_if_tf_itself_fails(lambda: _train(mode, True, key, 1, N * B, x, y), err,
+                                 "%s in %s mode" % (key[1], mode))
     # Only the embedding keeps row marks: one float32 per row.
     assert sparse == ([2], [((VOCAB,), "float32")])
     H.assert_close(weights, ref_weights, "weights (kernel, bias, embedding)")
@@ -154,17 +155,23 @@ def test_sparse_rows_match_the_sparse_big_batch(mode, distributed, key):
         assert ops & {"SparseApplyMomentum", "ResourceSparseApplyMomentum"}, sorted(ops)
 
 
-def _skip_if_tf_itself_fails(mode, key, x, y, err):
-    """Some TF releases' own optimizers cannot run under MirroredStrategy in
-    a graph (Ftrl and ProximalAdagrad colocate slots with a MirroredVariable
-    outside replica context on TF 1.x; ProximalAdagrad still on 2.x). Skip
-    only where TF without the accumulator fails the same way."""
+def _skip_if_tf_itself_fails(run_without_accumulation, err, what):
+    """Some TF releases' own optimizers cannot apply sparse gradients under
+    MirroredStrategy: Ftrl and ProximalAdagrad colocate slots with a
+    MirroredVariable outside replica context in graphs (TF 1.x;
+    ProximalAdagrad still on 2.x); TF 2.0's Keras Adagrad calls sparse_read,
+    which its MirroredVariable lacks. Skip only where the same training
+    without the accumulator, under the same strategy, fails the same way."""
+    def last_line(e):  # tf.function errors carry tracebacks of their own
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        return lines[-1] if lines else ""
+
     try:
-        _train(mode, True, key, 1, N * B, x, y)
+        run_without_accumulation()
     except type(err) as own:
-        if str(own) == str(err):
-            pytest.skip("TF %s's own %s fails under MirroredStrategy in %s mode, without "
-                        "gradacc_compat: %s" % (compat.TF_VERSION_STRING, key[1], mode, own))
+        if last_line(own) == last_line(err):
+            pytest.skip("TF %s's own %s fails under MirroredStrategy without gradacc_compat: "
+                        "%s: %s" % (compat.TF_VERSION_STRING, what, type(own).__name__, own))
     raise err
 
 
@@ -298,7 +305,14 @@ def test_fit_with_an_embedding_matches_the_sparse_big_batch(key, distributed):
     # fit; there the reference is the big batch under the same strategy.
     ref_distributed = distributed and compat.keras_fit_per_replica_batch(H._mirrored("eager"))
     ref = fit_embedding_model(family, key[1], 1, N * B, x, y, ref_distributed)
-    got = fit_embedding_model(family, key[1], N, B, x, y, distributed)
+    try:
+        got = fit_embedding_model(family, key[1], N, B, x, y, distributed)
+    except Exception as err:  # pylint: disable=broad-except
+        if not distributed:
+            raise
+        _skip_if_tf_itself_fails(
+            lambda: fit_embedding_model(family, key[1], 1, N * B, x, y, True), err,
+            "%s in fit" % key[1])
     assert got[2] == ref[2] == K
     H.assert_close(got[0], ref[0], "weights (embedding, kernel, bias)")
     H.assert_close(got[1], ref[1], "optimizer state")

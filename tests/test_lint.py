@@ -1,0 +1,192 @@
+"""``python -m gradacc_compat lint``: the mistakes of hand-rolled loops.
+
+A golden table: each snippet is the shape a published article or tutorial
+uses; ``# <- GACnnn`` marks the line where the mistake is reported, and the
+corrected form of each is reported clean.
+"""
+from __future__ import absolute_import, division, print_function
+
+import io
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from gradacc_compat import lint
+
+SNIPPETS = {
+    # Python-list accumulation, applied as a sum (effective LR x N).
+    "list_sum": '''
+accum_grads = [tf.zeros_like(v) for v in model.trainable_variables]
+for step, (x, y) in enumerate(dataset):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    accum_grads = [a + g for a, g in zip(accum_grads, grads)]
+    if (step + 1) % N == 0:
+        optimizer.apply_gradients(zip(accum_grads, model.trainable_variables))  # <- GAC001
+        accum_grads = [tf.zeros_like(v) for v in model.trainable_variables]
+''',
+    "list_sum_fixed": '''
+accum_grads = [tf.zeros_like(v) for v in model.trainable_variables]
+for step, (x, y) in enumerate(dataset):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    accum_grads = [a + g for a, g in zip(accum_grads, grads)]
+    if (step + 1) % N == 0:
+        optimizer.apply_gradients(zip([a / N for a in accum_grads],
+                                      model.trainable_variables))
+        accum_grads = [tf.zeros_like(v) for v in model.trainable_variables]
+''',
+    # Accumulator variables, but the apply is outside any condition.
+    "apply_every_step": '''
+accum = [tf.Variable(tf.zeros_like(v), trainable=False) for v in model.trainable_variables]
+for x, y in dataset:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    for i, g in enumerate(grads):
+        accum[i].assign_add(g / N)
+    optimizer.apply_gradients(zip(accum, model.trainable_variables))  # <- GAC002
+''',
+    "apply_every_step_fixed": '''
+accum = [tf.Variable(tf.zeros_like(v), trainable=False) for v in model.trainable_variables]
+for step, (x, y) in enumerate(dataset):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    for i, g in enumerate(grads):
+        accum[i].assign_add(g / N)
+    if (step + 1) % N == 0:
+        optimizer.apply_gradients(zip(accum, model.trainable_variables))
+        for a in accum:
+            a.assign(tf.zeros_like(a))
+''',
+    # "Resetting" by zeroing the model's weights instead of the accumulators.
+    "zeroed_weights": '''
+for step, (x, y) in enumerate(dataset):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x)) / N
+    grads = tape.gradient(loss, model.trainable_variables)
+    accum = [a + g for a, g in zip(accum, grads)]
+    if (step + 1) % N == 0:
+        optimizer.apply_gradients(zip(accum, model.trainable_variables))
+        for var in model.trainable_variables:
+            var.assign(tf.zeros_like(var))  # <- GAC003
+''',
+    "zeroed_weights_fixed": '''
+for step, (x, y) in enumerate(dataset):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x)) / N
+    grads = tape.gradient(loss, model.trainable_variables)
+    accum = [a + g for a, g in zip(accum, grads)]
+    if (step + 1) % N == 0:
+        optimizer.apply_gradients(zip(accum, model.trainable_variables))
+        accum = [tf.zeros_like(a) for a in accum]
+''',
+    # MirroredStrategy: all-reduce every micro-step, then accumulate.
+    "reduce_every_step": '''
+def replica_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.nn.compute_average_loss(loss_fn(y, model(x)), global_batch_size=GB)
+    grads = tape.gradient(loss, model.trainable_variables)
+    ctx = tf.distribute.get_replica_context()
+    grads = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)  # <- GAC004
+    for a, g in zip(accum_vars, grads):
+        a.assign_add(g / N)
+''',
+    "reduce_every_step_fixed": '''
+def replica_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.nn.compute_average_loss(loss_fn(y, model(x)), global_batch_size=GB)
+    grads = tape.gradient(loss, model.trainable_variables)
+    for a, g in zip(accum_vars, grads):
+        a.assign_add(g / N)
+    total = functools.reduce(lambda s, g: s + g, [1, 2])
+''',
+    # A Python counter and a Python list of gradients into a tf.function.
+    "tf_function_arguments": '''
+@tf.function
+def train_step(x, y, step, accum_grads):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    return [a + g for a, g in zip(accum_grads, grads)]
+
+accum_grads = [tf.zeros_like(v) for v in model.trainable_variables]
+for step, (x, y) in enumerate(dataset):
+    accum_grads = train_step(x, y, step, accum_grads)  # <- GAC005 GAC005
+''',
+    "tf_function_arguments_fixed": '''
+step_var = tf.Variable(0, dtype=tf.int64)
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    acc.step(optimizer, grads, model.trainable_variables)
+    step_var.assign_add(1)
+
+for x, y in dataset:
+    train_step(x, y)
+''',
+}
+
+
+def expected(source):
+    """[(line, code)] from the ``# <- GACnnn`` markers."""
+    found = []
+    for number, line in enumerate(source.splitlines(), 1):
+        marker = re.search(r"# <- ((?:GAC\d+ ?)+)", line)
+        if marker:
+            found.extend((number, code) for code in marker.group(1).split())
+    return sorted(found)
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+def test_each_mistake_is_reported_on_its_line(name):
+    source = SNIPPETS[name]
+    findings = lint.lint_source(source, name + ".py")
+    assert sorted((f.line, f.code) for f in findings) == expected(source), \
+        "\n".join(str(f) for f in findings)
+    if name.endswith("_fixed"):
+        assert not findings
+    else:
+        assert findings  # a table row that cannot fail would be a defect
+        for finding in findings:
+            assert str(finding).startswith("%s.py:%d: %s " % (name, finding.line, finding.code))
+
+
+def _run_cli(*args):
+    process = subprocess.Popen([sys.executable, "-m", "gradacc_compat", "lint"] + list(args),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = process.communicate()
+    return process.returncode, out.decode("utf-8"), err.decode("utf-8")
+
+
+def test_cli_reports_exits_and_suggests():
+    folder = tempfile.mkdtemp()
+    paths = {}
+    for name in ("list_sum", "list_sum_fixed"):
+        paths[name] = os.path.join(folder, name + ".py")
+        with io.open(paths[name], "w", encoding="utf-8") as f:
+            f.write(SNIPPETS[name].decode("utf-8") if isinstance(SNIPPETS[name], bytes)
+                    else u"" + SNIPPETS[name])
+    code, out, err = _run_cli(paths["list_sum"])
+    assert code == 1, (out, err)
+    assert "%s:9: GAC001 accumulated gradients `accum_grads`" % paths["list_sum"] in out
+    assert "acc = gac.GradientAccumulator(steps=N)" not in out  # only with --suggest
+    code, out, _ = _run_cli("--suggest", folder)
+    assert code == 1 and "acc = gac.GradientAccumulator(steps=N)" in out
+    assert paths["list_sum_fixed"] not in out
+    code, out, err = _run_cli(paths["list_sum_fixed"])
+    assert (code, out) == (0, "")
+    code, _, err = _run_cli()
+    assert code == 2 and "usage" in err
+    code, _, err = _run_cli(os.path.join(folder, "missing.py"))
+    assert code == 2 and "cannot lint" in err
