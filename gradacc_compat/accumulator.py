@@ -453,7 +453,7 @@ class GradientAccumulator(tf.Module):
                     # rows present (Momentum, Ftrl, Adagrad...) stay exact.
                     mark = self._local(self._rows[str(i)]).read_value()
                     rows = tf.reshape(tf.where(mark > 0), [-1])
-                    value = tf.gather(accum.read_value(), rows)
+                    value = tf.gather(accum, rows)  # reads those rows only
                 else:
                     value = accum.read_value()
                 if div is not None and i not in self._plain.maximum:
