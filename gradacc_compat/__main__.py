@@ -1,4 +1,4 @@
-"""``python -m gradacc_compat info`` | ``check`` | ``lint PATH...``."""
+"""``python -m gradacc_compat info`` | ``check`` | ``demo`` | ``lint PATH...``."""
 from __future__ import absolute_import, print_function
 
 import sys
@@ -8,6 +8,8 @@ USAGE = """usage: python -m gradacc_compat COMMAND
 commands:
   info    print Python, TensorFlow, Keras, mode, devices and adapters
   check   info, then an exactness self-check on the installed TensorFlow
+  demo    train a small model with accumulation, with a progress bar, and
+          compare its weights with the big batch's
   lint    [--suggest] PATH...  report hand-rolled accumulation mistakes in
           Python files (nothing is run); exit 1 when something is found
 """
@@ -18,6 +20,9 @@ def main(argv=None):
     if argv and argv[0] == "lint":
         from gradacc_compat import lint
         return lint.main(argv[1:])
+    if argv == ["demo"]:
+        from gradacc_compat import demo
+        return demo.main()
     if len(argv) != 1 or argv[0] not in ("info", "check"):
         sys.stderr.write(USAGE)
         return 2

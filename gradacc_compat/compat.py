@@ -35,7 +35,7 @@ __all__ = [
     "split_cpu", "tf1_session_config", "mirrored_strategy", "keras_module",
     "keras_legacy_optimizers", "keras_track_graph_variables",
     "keras_register_serializable", "keras_fit_per_replica_batch", "keras_fit_batch_size",
-    "visible_devices",
+    "visible_devices", "progress_bar",
 ]
 
 
@@ -156,6 +156,16 @@ def keras_track_graph_variables(variables):
     if track is not None:
         for variable in variables:
             track(variable)
+
+
+def progress_bar(target, stateful_metrics=()):
+    """Keras' ``Progbar`` (``tf.keras.utils.Progbar``: TF 1.14 to 2.15,
+    ``tf_keras`` and Keras 3 alike), or ``None`` where no Keras loads."""
+    keras = keras_module()
+    progbar = getattr(getattr(keras, "utils", None), "Progbar", None)
+    if progbar is None:
+        return None
+    return progbar(target, stateful_metrics=list(stateful_metrics))
 
 
 def keras_register_serializable(cls, package):

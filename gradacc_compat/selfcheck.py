@@ -24,15 +24,20 @@ def _optimizers():
         yield "tf.keras.optimizers.Adam (%s)" % compat.KERAS_FLAVOUR, lambda: keras.optimizers.Adam(0.05)
 
 
-def _train(make_optimizer, micro_batches, x, y):
-    """Weights after training; ``micro_batches`` per apply (1 = no accumulator)."""
+def _train(make_optimizer, micro_batches, x, y, batch=None, on_step=None):
+    """Weights after training; ``micro_batches`` per apply (1 = no accumulator).
+
+    ``on_step(micro_step, loss, applied)``, when given, is called after every
+    micro-step with its loss and the effective steps applied so far.
+    """
     rng = np.random.RandomState(0)
-    kernel = tf.compat.v1.Variable(rng.normal(size=(4, 2)).astype("float32"), use_resource=True)
-    bias = tf.compat.v1.Variable(np.zeros(2, "float32"), use_resource=True)
+    kernel = tf.compat.v1.Variable(rng.normal(size=(x.shape[1], y.shape[1])).astype("float32"),
+                                   use_resource=True)
+    bias = tf.compat.v1.Variable(np.zeros(y.shape[1], "float32"), use_resource=True)
     variables = [kernel, bias]
     optimizer = make_optimizer()
     acc = GradientAccumulator(steps=micro_batches) if micro_batches > 1 else None
-    batch = len(x) // (_STEPS * micro_batches)
+    batch = batch or len(x) // (_STEPS * micro_batches)
 
     def step(xb, yb):
         loss = lambda: tf.reduce_mean(tf.square(tf.tanh(tf.matmul(xb, kernel) + bias) - yb))
@@ -41,22 +46,29 @@ def _train(make_optimizer, micro_batches, x, y):
                 value = loss()
             grads = tape.gradient(value, variables)
         else:
-            grads = tf.gradients(loss(), variables)
+            value = loss()
+            grads = tf.gradients(value, variables)
         if acc is None:
-            return optimizer.apply_gradients(list(zip(grads, variables)))
-        return acc.step(optimizer, grads, variables)
+            return optimizer.apply_gradients(list(zip(grads, variables))), value
+        return acc.step(optimizer, grads, variables), value
 
+    applied = (lambda: int(acc.iterations.numpy())) if acc is not None else None
     if compat.eager_by_default():
-        for i in range(0, len(x), batch):
-            step(tf.constant(x[i:i + batch]), tf.constant(y[i:i + batch]))
+        for n, i in enumerate(range(0, len(x), batch)):
+            _, value = step(tf.constant(x[i:i + batch]), tf.constant(y[i:i + batch]))
+            if on_step is not None:
+                on_step(n + 1, float(value), applied() if applied else n + 1)
         return [v.numpy() for v in variables]
-    xb = tf.compat.v1.placeholder(tf.float32, [batch, 4])
-    yb = tf.compat.v1.placeholder(tf.float32, [batch, 2])
-    op = step(xb, yb)
+    xb = tf.compat.v1.placeholder(tf.float32, [batch, x.shape[1]])
+    yb = tf.compat.v1.placeholder(tf.float32, [batch, y.shape[1]])
+    op, value = step(xb, yb)
     with tf.compat.v1.Session() as sess:
         sess.run(tf.compat.v1.global_variables_initializer())
-        for i in range(0, len(x), batch):
-            sess.run(op, {xb: x[i:i + batch], yb: y[i:i + batch]})
+        for n, i in enumerate(range(0, len(x), batch)):
+            _, loss = sess.run([op, value], {xb: x[i:i + batch], yb: y[i:i + batch]})
+            if on_step is not None:
+                on_step(n + 1, float(loss),
+                        int(sess.run(acc.iterations)) if acc is not None else n + 1)
         return sess.run(variables)
 
 

@@ -52,3 +52,15 @@ def test_release_tuple_counts_prereleases_as_their_release():
     assert compat.release_tuple("2.17.0-dev20240501") == (2, 17, 0)
     assert compat.release_tuple("1.14.0") == (1, 14, 0)
     assert compat.release_tuple("2.1") == (2, 1, 0)
+
+
+def test_demo_command_trains_and_matches_the_big_batch():
+    proc = subprocess.Popen([sys.executable, "-m", "gradacc_compat", "demo"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate()
+    text = six.ensure_str(out)
+    assert proc.returncode == 0, (text, six.ensure_str(err))
+    assert "effective batch 64; 100 micro-steps, 25 effective steps" in text
+    match = re.search(r"max \|w_accumulated - w_big_batch\| = (\S+) over 25 effective steps: OK",
+                      text)
+    assert match and float(match.group(1)) <= 1e-5, text
