@@ -1,13 +1,15 @@
 """What accumulation costs: time per micro-step, memory, and reductions.
 
     python benchmarks/bench.py [--steps 4] [--batch 64] [--width 512] [--repeat 10] [--rounds 5]
+    python benchmarks/bench.py --quick      # seconds: a smoke run (the tests run it)
 
 Compares, on the installed TensorFlow (eager + tf.function; TF 1.x runs with
 eager enabled), a plain training step (gradient + apply on every micro-batch)
 with the accumulating step (gradient + ``acc.step``), on one device and under
 MirroredStrategy over two logical CPUs, and counts cross-replica reductions
 per micro-step with a counting CrossDeviceOps. Timings are noisy on a shared
-2-core machine: read ratios, not absolute numbers. Not run by the tests.
+2-core machine: read ratios, not absolute numbers. The tests run ``--quick``
+(tiny sizes, one round) for its output and reduction counts, never its times.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -131,7 +133,11 @@ def main(argv=None):
     parser.add_argument("--width", type=int, default=512)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny sizes, one round: a smoke run (timings meaningless)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.steps, args.batch, args.width, args.repeat, args.rounds = 2, 8, 16, 1, 1
     print("TensorFlow %s, Python %s, steps=%d, micro-batch=%d, width=%d"
           % (compat.TF_VERSION_STRING, sys.version.split()[0], args.steps, args.batch, args.width))
     print("%-36s %14s %10s %14s" % ("run", "ms/micro-step", "vs plain", "extra memory"))
