@@ -42,8 +42,8 @@ class _Shared(object):
     (``merge_call`` results are split per replica, and a bare replica-local
     variable would arrive as one replica's component on TF 1.14)."""
 
-    def __init__(self, **values):
-        self.__dict__.update(values)
+    def __init__(self, value):
+        self.value = value
 
 
 def once_per_strategy(create):
@@ -59,7 +59,7 @@ def once_per_strategy(create):
     ctx = tf.distribute.get_replica_context()
     if ctx is None or not tf.distribute.has_strategy():
         return create()
-    return ctx.merge_call(lambda _strategy: _Shared(value=create())).value
+    return ctx.merge_call(lambda _strategy: _Shared(create())).value
 
 
 class GradientAccumulator(tf.Module):
@@ -285,9 +285,12 @@ class GradientAccumulator(tf.Module):
         """Every variable that holds a pending cycle, in a fixed order: the
         accumulators (in the model variables' order), the counters, then the
         row marks of the sparse variables (in the model variables' order)."""
-        rows = [self._rows[k] for k in sorted(self._rows or {}, key=int)]
         return list(self._accums or []) + [self._micro_step, self._iterations,
-                                           self._weight_total] + rows
+                                           self._weight_total] + self._marks()
+
+    def _marks(self):
+        """The row marks, in the model variables' order."""
+        return [self._rows[k] for k in sorted(self._rows or {}, key=int)]
 
     @property
     def sparse_indices(self):
@@ -480,8 +483,8 @@ class GradientAccumulator(tf.Module):
 
     def _reset_ops(self, components):
         ops = []
-        marks = [self._rows[k] for k in sorted(self._rows or {}, key=int)]
-        for v in list(self._accums or []) + marks + [self._weight_total, self._micro_step]:
+        for v in list(self._accums or []) + self._marks() + [self._weight_total,
+                                                               self._micro_step]:
             for part in components(v):
                 ops.append(part.assign(tf.zeros_like(part)))
         return ops

@@ -268,6 +268,25 @@ def _has_slot(optimizer, variable, name):
         return False
 
 
+# -- Keras ------------------------------------------------------------------
+def keras_dense_model():
+    """Dense(3, tanh) on 4 inputs, starting from the harness's initial weights
+    (call under the strategy's scope when there is one)."""
+    keras = compat.keras_module()
+    inputs = keras.Input(shape=(4,))
+    model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
+    model.set_weights(initial_values()[0][:2])
+    return model
+
+
+def keras_value(variable):
+    """A Keras variable's value as NumPy: eagerly, or through Keras' own
+    session, which holds a TF1 graph."""
+    if compat.eager_by_default():
+        return np.asarray(tf.convert_to_tensor(variable))
+    return compat.keras_module().backend.get_value(variable)
+
+
 def assert_close(actual, expected, what, rtol=1e-5, atol=1e-6):
     assert len(actual) == len(expected), "%s: %d vs %d values" % (what, len(actual), len(expected))
     for i, (a, e) in enumerate(zip(actual, expected)):

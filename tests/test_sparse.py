@@ -269,8 +269,7 @@ def fit_embedding_model(family, name, steps, batch, x, y, distributed, save_afte
         fit(model, split * batch, len(x))
     opt = model.optimizer
     state = H.optimizer_state(opt, model.trainable_weights)
-    read = ((lambda v: np.asarray(tf.convert_to_tensor(v))) if compat.eager_by_default()
-            else keras.backend.get_value)
+    read = H.keras_value
     return model.get_weights(), [read(v) for v in state], int(read(opt.iterations))
 
 

@@ -88,14 +88,7 @@ def _keras():
     return compat.keras_module()
 
 
-def _model():
-    """Dense(3, tanh) on 4 inputs, starting from the harness's initial weights
-    (call under the strategy's scope when there is one)."""
-    keras = _keras()
-    inputs = keras.Input(shape=(4,))
-    model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
-    model.set_weights(H.initial_values()[0][:2])
-    return model
+_model = H.keras_dense_model
 
 
 def _fit(family, opt_name, steps, batch, x, y, distributed, schedule, make_optimizer=None):
@@ -126,10 +119,7 @@ def _fit(family, opt_name, steps, batch, x, y, distributed, schedule, make_optim
     state = []  # callers of make_optimizer compare weights only: TF 2.11's
     if make_optimizer is None:  # LossScaleOptimizerV3.variables raises
         state = opt.variables() if callable(opt.variables) else opt.variables
-    if compat.eager_by_default():
-        read = lambda v: np.asarray(tf.convert_to_tensor(v))
-    else:  # Keras' own session holds the TF1 graph
-        read = keras.backend.get_value
+    read = H.keras_value
     return model.get_weights(), [read(v) for v in state], int(read(opt.iterations))
 
 

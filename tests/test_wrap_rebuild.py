@@ -96,7 +96,7 @@ def test_optimizer_whose_get_config_fails_is_wrapped_anyway():
         weights = []
         for steps, batch in ((1, 12), (3, 4)):
             keras.backend.clear_session()
-            model = _dense_model(keras)
+            model = H.keras_dense_model()
             model.compile(optimizer=gac.wrap(make(), steps) if steps > 1 else make(), loss="mse")
             model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
             weights.append(model.get_weights())
@@ -121,13 +121,6 @@ def test_optimizer_that_can_be_neither_rebuilt_nor_copied_is_refused_clearly():
     for part in ("Uncopyable", "no config", "cannot copy a lock", compat.TF_VERSION_STRING,
                  "GradientAccumulator"):
         assert part in message
-
-
-def _dense_model(keras):
-    inputs = keras.Input(shape=(4,))
-    model = keras.Model(inputs, keras.layers.Dense(3, activation="tanh")(inputs))
-    model.set_weights(H.initial_values()[0][:2])
-    return model
 
 
 # Keras 3 ``overwrite_with_gradient``: after each micro-step of a 2-step
@@ -169,7 +162,7 @@ def test_float8_dense_amax_history_matches_the_big_batch():
     weights = []
     for steps, batch in ((1, 24), (3, 8)):
         keras.backend.clear_session()
-        model = _dense_model(keras)
+        model = H.keras_dense_model()
         model.quantize("float8")
         assert any(getattr(v, "overwrite_with_gradient", False) for v in model.trainable_weights)
         opt = keras.optimizers.SGD(0.1)
