@@ -11,11 +11,11 @@ from __future__ import absolute_import, division, print_function
 import numpy as np
 import pytest
 
-from gradacc_compat import compat
+from gradacc_compat import compat, testing
 from gradacc_compat.compat import tf
 
-REPLICAS = 2
-MODES = ("eager", "function", "graph")
+REPLICAS = testing.REPLICAS
+MODES = testing.MODES
 FAMILIES = ("v1", "keras", "legacy")
 OPTIMIZERS = ("sgd", "momentum", "adam")
 
@@ -26,128 +26,11 @@ def skip_unless_mode_available(mode):
                     "'eager' factor)" % compat.TF_VERSION_STRING)
 
 
-class Harness(object):
-    def __init__(self, mode, distributed=False):
-        self.mode = mode
-        self.distributed = distributed
-        self.strategy = None
-        self.session = None
-        self._stack = []
-        self._initialized = set()
-
-    # -- context ---------------------------------------------------------
-    def __enter__(self):
-        if self.mode == "graph":
-            graph = tf.Graph()
-            self._push(graph.as_default())
-            self.session = tf.compat.v1.Session(
-                graph=graph, config=compat.tf1_session_config(REPLICAS))
-            self._push(self.session.as_default())
-        if self.distributed:
-            self.strategy = _mirrored(self.mode)
-            assert self.strategy.num_replicas_in_sync == REPLICAS
-            self._push(self.strategy.scope())
-        return self
-
-    def _push(self, ctx):
-        ctx.__enter__()
-        self._stack.append(ctx)
-
-    def __exit__(self, *exc):
-        while self._stack:
-            self._stack.pop().__exit__(*exc)
-        if self.session is not None:
-            self.session.close()
-
-    @property
-    def replicas(self):
-        return self.strategy.num_replicas_in_sync if self.strategy else 1
-
-    # -- running ---------------------------------------------------------
-    def compile(self, fn, *example_args):
-        """``fn(*tensors)`` run once per replica; returns f(*numpy arrays)."""
-        def in_replicas(*args):
-            if self.strategy is None:
-                return fn(*args)
-            return compat.run_in_replicas(self.strategy, fn, args)
-
-        if self.mode == "graph":
-            holders = [tf.compat.v1.placeholder(tf.float32, np.shape(a)) for a in example_args]
-            out = in_replicas(*holders)
-            if self.strategy is not None:
-                out = tf.group(*compat.local_results(self.strategy, out))
-            self.initialize()
-
-            def run_graph(*arrays):
-                return self.session.run(out, dict(zip(holders, arrays)))
-            return run_graph
-        call = in_replicas
-        if self.mode == "function":
-            # Stateful ops run without being returned (automatic control
-            # dependencies); returning an Operation is an error there.
-            call = tf.function(lambda *args: [in_replicas(*args), None][1])
-
-        def run_eager(*arrays):
-            return call(*[tf.constant(a, tf.float32) for a in arrays])
-        return run_eager
-
-    def run(self, fn):
-        """Run a cross-replica ``fn()`` once (graph: build and run)."""
-        if self.mode == "graph":
-            op = fn()
-            self.initialize()
-            return self.session.run(op)
-        if self.mode == "function":
-            return tf.function(lambda: [fn(), None][1])()
-        return fn()
-
-    def value(self, x):
-        if x is None:
-            return None
-        if self.mode == "graph":
-            return np.asarray(self.session.run(tf.convert_to_tensor(x)))
-        return np.asarray(tf.convert_to_tensor(x).numpy())
-
-    def values(self, xs):
-        return [self.value(x) for x in xs]
-
-    def initialize(self):
-        """Graph mode: initialize the variables created since the last call."""
-        if self.mode != "graph":
-            return
-        fresh = [v for v in tf.compat.v1.global_variables() if id(v) not in self._initialized]
-        self.session.run(tf.compat.v1.variables_initializer(fresh))
-        self._initialized.update(id(v) for v in fresh)
-
-
-_EAGER_STRATEGY = []
-
-
-def _mirrored(mode):
-    """MirroredStrategy over the logical CPUs.
-
-    Eager and tf.function runs share one per process: separate
-    MirroredStrategy objects hand out the same collective instance keys, and
-    their collectives then collide in the one eager context ("Shape mismatch
-    in the collective instance"), which is a property of TF, not of the code
-    under test. A graph gets its own (its session has its own executor).
-    """
-    devices = ["/cpu:%d" % i for i in range(REPLICAS)]
-    if mode == "graph":
-        return compat.mirrored_strategy(devices)
-    if not _EAGER_STRATEGY:
-        _EAGER_STRATEGY.append(compat.mirrored_strategy(devices))
-    return _EAGER_STRATEGY[0]
-
-
-# -- replica helpers --------------------------------------------------------
-def replica_slice(x):
-    """This replica's contiguous share of a global batch."""
-    ctx = tf.distribute.get_replica_context()
-    n = ctx.num_replicas_in_sync
-    if n == 1:
-        return x
-    return tf.split(x, n)[compat.replica_index(ctx)]
+Harness = testing.Runner
+_mirrored = testing.mirrored
+replica_slice = testing.replica_slice
+gradients = testing.gradients
+optimizer_state = testing.optimizer_state
 
 
 # -- a small model ----------------------------------------------------------
@@ -182,17 +65,6 @@ def per_example_loss(variables, x, y):
         ids = tf.cast(tf.abs(x[:, 0] * 3.0), tf.int32) % 10
         pred = pred + tf.gather(variables[2], ids)
     return tf.reduce_sum(tf.square(pred - y), axis=1)
-
-
-def gradients(loss_fn, variables):
-    """Gradients of ``loss_fn()``: a tape where one works, else tf.gradients
-    (TF1 graphs, whose default RefVariables a tape cannot watch)."""
-    graph = tf.compat.v1.get_default_graph()
-    if tf.executing_eagerly() or getattr(graph, "building_function", False):
-        with tf.GradientTape() as tape:
-            loss = loss_fn()
-        return tape.gradient(loss, variables)
-    return tf.gradients(loss_fn(), variables)
 
 
 def global_mean_loss(variables, x, y, global_batch):
@@ -237,35 +109,6 @@ def make_optimizer(family, name, lr=0.1):
     if name == "momentum":
         return module.SGD(lr, momentum=0.9)
     return module.Adam(lr)
-
-
-def optimizer_state(optimizer, variables):
-    """The optimizer's slots/moments and step counters, in a stable order."""
-    optimizer = getattr(optimizer, "inner_optimizer", optimizer)  # gac.wrap of a v1
-    if hasattr(optimizer, "get_slot_names") and hasattr(optimizer, "get_slot"):
-        # v1 and OptimizerV2: by name (creation order differs after a restore).
-        state = [optimizer.get_slot(v, n) for v in variables
-                 for n in sorted(optimizer.get_slot_names())
-                 if _has_slot(optimizer, v, n)]
-        if hasattr(optimizer, "_get_beta_accumulators"):
-            state.extend(optimizer._get_beta_accumulators())
-        if not isinstance(optimizer, tf.compat.v1.train.Optimizer):
-            state.append(optimizer.iterations)
-        return [s for s in state if s is not None]
-    found = optimizer.variables
-    found = found() if callable(found) else found
-    # A Keras wrapper saves its accumulator with the optimizer's variables:
-    # they are the accumulator's state, not the optimizer's.
-    own = set(id(v) for v in optimizer.accumulator.variables) \
-        if hasattr(type(optimizer), "accumulator") else set()
-    return [v for v in found if id(v) not in own]
-
-
-def _has_slot(optimizer, variable, name):
-    try:
-        return optimizer.get_slot(variable, name) is not None
-    except KeyError:  # OptimizerV2 raises for a variable without slots
-        return False
 
 
 # -- Keras ------------------------------------------------------------------
