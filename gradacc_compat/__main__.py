@@ -1,4 +1,4 @@
-"""``python -m gradacc_compat info`` | ``check`` | ``demo`` | ``lint PATH...``."""
+"""``python -m gradacc_compat verify`` | ``info`` | ``check`` | ``demo`` | ``lint PATH...``."""
 from __future__ import absolute_import, print_function
 
 import sys
@@ -7,7 +7,10 @@ USAGE = """usage: python -m gradacc_compat COMMAND
 
 commands:
   info    print Python, TensorFlow, Keras, mode, devices and adapters
-  check   info, then an exactness self-check on the installed TensorFlow
+  verify  [SPEC] [--steps N]  accumulation vs the big batch on your model (or
+          a built-in one) in every mode and strategy this TF offers; exit 1 on
+          a FAIL (SPEC: MODULE:FUNCTION returning gac.verify's arguments)
+  check   info, then verify's built-in model (an alias of verify)
   demo    train a small model with accumulation, with a progress bar, and
           compare its weights with the big batch's
   lint    [--suggest] PATH...  report hand-rolled accumulation mistakes in
@@ -20,6 +23,9 @@ def main(argv=None):
     if argv and argv[0] == "lint":
         from gradacc_compat import lint
         return lint.main(argv[1:])
+    if argv and argv[0] == "verify":
+        from gradacc_compat import verification
+        return verification.main(argv[1:])
     if argv == ["demo"]:
         from gradacc_compat import demo
         return demo.main()
@@ -29,8 +35,9 @@ def main(argv=None):
     import gradacc_compat
     gradacc_compat.show_versions()
     if argv[0] == "check":
-        from gradacc_compat import selfcheck
-        return selfcheck.main()
+        from gradacc_compat import verification
+        print()
+        return verification.main([])
     return 0
 
 

@@ -11,11 +11,59 @@ from __future__ import absolute_import, division, print_function
 import numpy as np
 
 from gradacc_compat import compat
+from gradacc_compat.accumulator import GradientAccumulator
 from gradacc_compat.batching import effective_batch_size
 from gradacc_compat.compat import tf
-from gradacc_compat.selfcheck import TOLERANCE, _train
 
 STEPS, MICRO_BATCH, EFFECTIVE_STEPS = 4, 16, 25
+TOLERANCE = 1e-5
+
+
+def _train(make_optimizer, micro_batches, x, y, batch, on_step=None):
+    """Weights after training; ``micro_batches`` per apply (1 = no accumulator).
+
+    ``on_step(micro_step, loss, applied)``, when given, is called after every
+    micro-step with its loss and the effective steps applied so far.
+    """
+    rng = np.random.RandomState(0)
+    kernel = tf.compat.v1.Variable(rng.normal(size=(x.shape[1], y.shape[1])).astype("float32"),
+                                   use_resource=True)
+    bias = tf.compat.v1.Variable(np.zeros(y.shape[1], "float32"), use_resource=True)
+    variables = [kernel, bias]
+    optimizer = make_optimizer()
+    acc = GradientAccumulator(steps=micro_batches) if micro_batches > 1 else None
+    
+    def step(xb, yb):
+        loss = lambda: tf.reduce_mean(tf.square(tf.tanh(tf.matmul(xb, kernel) + bias) - yb))
+        if tf.executing_eagerly():
+            with tf.GradientTape() as tape:
+                value = loss()
+            grads = tape.gradient(value, variables)
+        else:
+            value = loss()
+            grads = tf.gradients(value, variables)
+        if acc is None:
+            return optimizer.apply_gradients(list(zip(grads, variables))), value
+        return acc.step(optimizer, grads, variables), value
+
+    applied = (lambda: int(acc.iterations.numpy())) if acc is not None else None
+    if compat.eager_by_default():
+        for n, i in enumerate(range(0, len(x), batch)):
+            _, value = step(tf.constant(x[i:i + batch]), tf.constant(y[i:i + batch]))
+            if on_step is not None:
+                on_step(n + 1, float(value), applied() if applied else n + 1)
+        return [v.numpy() for v in variables]
+    xb = tf.compat.v1.placeholder(tf.float32, [batch, x.shape[1]])
+    yb = tf.compat.v1.placeholder(tf.float32, [batch, y.shape[1]])
+    op, value = step(xb, yb)
+    with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        for n, i in enumerate(range(0, len(x), batch)):
+            _, loss = sess.run([op, value], {xb: x[i:i + batch], yb: y[i:i + batch]})
+            if on_step is not None:
+                on_step(n + 1, float(loss),
+                        int(sess.run(acc.iterations)) if acc is not None else n + 1)
+        return sess.run(variables)
 
 
 def _data():

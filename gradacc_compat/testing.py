@@ -50,15 +50,17 @@ def setup_logical_cpus(count=REPLICAS):
     CPU only before its runtime starts; TF 1.x eager takes the device count
     in ``enable_eager_execution(config=...)``, the process's first TF call.
     """
-    if logical_cpus() >= count:
-        return None
     if compat.TF1:
+        if logical_cpus() >= count:
+            return None
         return ("TF %s eager has %d CPU device(s); call tf.compat.v1.enable_eager_execution("
                 "config=gradacc_compat.compat.tf1_session_config(%d)) as the process's first "
                 "TF call" % (compat.TF_VERSION_STRING, logical_cpus(), count))
     try:
-        compat.split_cpu(count)
+        compat.split_cpu(count)  # listing devices first would initialize them
     except RuntimeError as err:
+        if logical_cpus() >= count:
+            return None
         return ("TensorFlow's devices were initialized before the CPU could be split "
                 "(%s); call gradacc_compat.testing.setup_logical_cpus(%d) before any TF op, "
                 "or run in a fresh process" % (err, count))

@@ -1,0 +1,418 @@
+"""``gac.verify`` and ``python -m gradacc_compat verify``: exactness on
+your own model, in every mode and strategy this TensorFlow offers.
+
+    report = gac.verify(model=make_model,                       # or a built model
+                        optimizer=lambda: tf.keras.optimizers.Adam(1e-3),
+                        batch=(x, y), steps=4, loss="mse")
+    report.passed
+
+``batch`` is ONE effective batch of N*b examples. Each row trains
+``effective_steps`` steps on it twice from the same initial weights: once
+with ``GradientAccumulator(steps)`` on its ``steps`` micro-batches of b, once
+on the whole batch, and prints the largest difference of the weights and of
+the optimizer's state. Under MirroredStrategy (two logical CPUs) every
+micro-batch is split over the replicas and compared with the big batch
+trained without a strategy.
+
+The model comes as a Keras model, a function that builds one (needed for the
+strategy rows and for TF1 graphs, where each row builds its own graph), or as
+``loss=fn(x, y)`` with ``variables=[...]``. Initial weights are copied from
+the first build, so a randomly initialized factory is fine.
+"""
+from __future__ import absolute_import, division, print_function
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from gradacc_compat import audit, compat, families, testing
+from gradacc_compat.accumulator import GradientAccumulator
+from gradacc_compat.compat import tf
+
+__all__ = ["verify", "Report"]
+
+TOLERANCE = 1e-5
+_MODE_LABEL = {"eager": "eager", "function": "tf.function", "graph": "TF1 graph"}
+_ROWS_TAG = "GAC-VERIFY-ROWS "
+
+
+class Row(object):
+    """One comparison: optimizer, mode, strategy, differences, verdict."""
+
+    def __init__(self, optimizer, mode, strategy, weights=None, state=None, passed=None,
+                 note=""):
+        self.optimizer, self.mode, self.strategy = optimizer, mode, strategy
+        self.weights, self.state, self.passed, self.note = weights, state, passed, note
+
+    @property
+    def skipped(self):
+        return self.passed is None
+
+    def as_dict(self):
+        return dict(self.__dict__)
+
+
+class Report(object):
+    """The rows of a verify run. ``passed``: every row that ran passed (and
+    at least one ran); ``hints``: what to do about a FAIL."""
+
+    def __init__(self, title, rows, hints=()):
+        self.title, self.rows, self.hints = title, list(rows), list(hints)
+
+    @property
+    def passed(self):
+        ran = [r for r in self.rows if not r.skipped]
+        return bool(ran) and all(r.passed for r in ran)
+
+    def __str__(self):
+        lines = [self.title, "  %-38s %-11s %-20s %-10s %-11s %s" % (
+            "optimizer", "mode", "strategy", "max|dw|", "max|dstate|", "result")]
+        for r in self.rows:
+            if r.skipped:
+                lines.append("  %-38s %-11s %-20s %-22s SKIP  %s" % (
+                    r.optimizer, _MODE_LABEL.get(r.mode, r.mode), r.strategy, "", r.note))
+            else:
+                lines.append("  %-38s %-11s %-20s %-10.2e %-11.2e %s%s" % (
+                    r.optimizer, _MODE_LABEL.get(r.mode, r.mode), r.strategy, r.weights,
+                    r.state, "PASS" if r.passed else "FAIL", ("  " + r.note) if r.note else ""))
+        if not self.passed:
+            lines.append("What to do:")
+            lines.extend("  - " + h for h in self.hints)
+        lines.append("verify %s" % ("PASSED" if self.passed else "FAILED"))
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------- subject
+class _Subject(object):
+    """The model under test: builds (or restores) it and gives its
+    trainable variables, every weight, and its mean loss ``fn(x, y)``."""
+
+    def __init__(self, model, loss, variables):
+        self.model, self.loss, self.variables = model, loss, variables
+        self.initial = None  # weights' values at the first build
+        self.last_model = None
+        if model is None and (loss is None or variables is None):
+            raise ValueError("verify needs `model` (a Keras model or a function returning "
+                             "one), or `loss=fn(x, y)` with `variables=[...]`. Received "
+                             "model=%r, loss=%r, variables=%r." % (model, loss, variables))
+        self.factory = model is not None and not hasattr(model, "trainable_variables")
+        if model is not None and not self.factory and not callable(model):
+            raise TypeError("`model` must be a Keras model or a function that returns one; "
+                            "received %r (type %s)." % (model, type(model).__name__))
+
+    @property
+    def rebuildable(self):
+        """Whether each row can build its own copy (strategies, TF1 graphs)."""
+        return self.factory
+
+    def build(self, example):
+        """``(trainable variables, every weight, loss_fn, model)``."""
+        if self.model is None:
+            variables = list(self.variables)
+            return variables, variables, self.loss, None
+        model = self.model() if self.factory else self.model
+        if not getattr(model, "built", True) or not model.weights:
+            model(tf.constant(example))
+        self.last_model = model
+        loss = _keras_loss(self.loss)
+
+        def loss_fn(x, y):
+            return tf.reduce_mean(loss(y, model(x, training=True)))
+        return list(model.trainable_variables), list(model.weights), loss_fn, model
+
+
+def _keras_loss(loss):
+    if callable(loss):
+        return loss
+    keras = compat.keras_module()
+    if keras is None:
+        raise ValueError("loss=%r names a Keras loss, but no Keras loads here; pass a "
+                         "function loss(y_true, y_pred)." % (loss,))
+    return keras.losses.get(loss or "mse")
+
+
+# ----------------------------------------------------------------- runs
+def _train(subject, make_optimizer, x, y, micro, effective_steps, mode, distributed):
+    """Weights and optimizer state after ``effective_steps`` effective steps."""
+    with testing.Runner(mode, distributed) as run:
+        variables, weights, loss_fn, _ = subject.build(x[:1])
+        run.initialize()
+        values = run.values(weights)
+        if subject.initial is None:
+            subject.initial = values
+        else:
+            run.run(lambda: tf.group(*[w.assign(v) for w, v in zip(weights, subject.initial)]))
+        optimizer = make_optimizer()
+        acc = GradientAccumulator(micro) if micro > 1 else None
+        replicas = run.replicas
+
+        def replica_fn(xb, yb):
+            xs, ys = testing.replica_slice(xb), testing.replica_slice(yb)
+            grads = testing.gradients(lambda: loss_fn(xs, ys) / float(replicas), variables)
+            if acc is None:
+                return optimizer.apply_gradients(list(zip(grads, variables)))
+            return acc.step(optimizer, grads, variables)
+
+        b = len(x) // micro
+        step = run.compile(replica_fn, x[:b], y[:b])
+        for _ in range(effective_steps):
+            for i in range(0, len(x), b):
+                step(x[i:i + b], y[i:i + b])
+        return (run.values(variables),
+                run.values(testing.optimizer_state(optimizer, variables)))
+
+
+def _max_diff(a, b):
+    if len(a) != len(b):
+        return float("inf")
+    return max([float(np.max(np.abs(np.asarray(p, np.float64) - np.asarray(q, np.float64))))
+                if np.size(p) else 0.0 for p, q in zip(a, b)] or [0.0])
+
+
+def _row(subject, label, make_optimizer, x, y, steps, effective_steps, mode, distributed,
+         tolerance):
+    strategy = "MirroredStrategy x%d" % testing.REPLICAS if distributed else "default"
+    if not compat.eager_by_default() or mode == "graph":
+        adapter = families.adapter_for(make_optimizer())
+        if not adapter.works_in_graph:
+            return Row(label, mode, strategy, note="this optimizer family does not run in "
+                       "TF1 graphs (%s)" % adapter.name)
+    big_w, big_s = _train(subject, make_optimizer, x, y, 1, effective_steps, mode, False)
+    acc_w, acc_s = _train(subject, make_optimizer, x, y, steps, effective_steps, mode,
+                          distributed)
+    dw, ds = _max_diff(acc_w, big_w), _max_diff(acc_s, big_s)
+    scale = max([1.0] + [float(np.max(np.abs(w))) for w in big_w if np.size(w)])
+    return Row(label, mode, strategy, dw, ds, dw <= tolerance * scale and ds <= tolerance * scale)
+
+
+def _check_batch(batch, steps, distributed):
+    try:
+        x, y = batch
+    except (TypeError, ValueError):
+        raise TypeError("`batch` must be (x, y): one effective batch of NumPy arrays. "
+                        "Received %r." % (type(batch).__name__,))
+    x, y = np.asarray(x), np.asarray(y)
+    if len(x) != len(y):
+        raise ValueError("`batch`: x has %d examples, y has %d." % (len(x), len(y)))
+    if len(x) % steps or len(x) < steps:
+        raise ValueError("`batch` has %d examples, which do not split into steps=%d "
+                         "micro-batches; give a multiple of %d." % (len(x), steps, steps))
+    return x, y
+
+
+def _optimizers(optimizer):
+    if isinstance(optimizer, dict):
+        return sorted(optimizer.items())
+    if optimizer is None or not callable(optimizer) or hasattr(optimizer, "apply_gradients"):
+        raise TypeError("`optimizer` must be a function that returns a NEW optimizer (each "
+                        "row needs a fresh one), e.g. optimizer=lambda: "
+                        "tf.keras.optimizers.Adam(1e-3). Received %r." % (optimizer,))
+    made = optimizer()
+    return [(type(made).__name__, optimizer)]
+
+
+def verify(model=None, optimizer=None, batch=None, steps=4, loss="mse", variables=None,
+           effective_steps=2, tolerance=TOLERANCE, modes=None, distributed=None,
+           print_fn=print, _strategy_rows_only=False):
+    """Compare accumulation with the big batch on your model; returns a Report.
+
+    Args:
+      model: a Keras model, a function returning a new one, or None with
+        ``loss`` and ``variables``; None for all three: a built-in model.
+      optimizer: a function returning a new optimizer, or {label: function}.
+      batch: ``(x, y)``, one effective batch (``steps`` micro-batches).
+      steps: micro-batches per applied update.
+      loss: a Keras loss (name or object) or ``fn(y_true, y_pred)`` for a
+        model; ``fn(x, y)`` (a scalar mean) with ``variables``.
+      effective_steps: updates per row.
+      tolerance: largest difference allowed, relative to max(1, max |w|).
+      modes: some of "eager", "function", "graph"; default: all available.
+      distributed: True/False; None runs MirroredStrategy rows where this
+        process has two logical CPUs and the model can be rebuilt.
+      print_fn: where the table goes (None: not printed).
+    """
+    if model is None and variables is None and batch is None:
+        model, optimizer, batch, loss = _builtin(optimizer)
+    subject = _Subject(model, loss if (model is not None or callable(loss)) else None,
+                       variables)
+    x, y = _check_batch(batch, steps, distributed)
+    optimizers = _optimizers(optimizer)
+    modes = tuple(modes or testing.available_modes())
+    strategies = [] if _strategy_rows_only else [False]
+    skip_distributed = None
+    if distributed is not False:
+        skip_distributed = _why_not_distributed(subject, len(x) // steps)
+        if skip_distributed is None:
+            strategies.append(True)
+        elif distributed:
+            raise ValueError("verify(distributed=True): %s." % skip_distributed)
+    rows = []
+    for label, make in optimizers:
+        for mode in modes:
+            if mode == "graph" and not subject.rebuildable:
+                rows.append(Row(label, mode, "default", note="a TF1 graph needs `model` as a "
+                                "function that builds it"))
+                continue
+            for dist in strategies:
+                rows.append(_row(subject, label, make, x, y, steps, effective_steps, mode,
+                                 dist, tolerance))
+            if skip_distributed and distributed is None:
+                rows.append(Row(label, mode, "MirroredStrategy x%d" % testing.REPLICAS,
+                                note=skip_distributed))
+    report = Report(_title(steps, effective_steps, len(x) // steps), rows, _hints(subject))
+    if print_fn is not None:
+        print_fn(str(report))
+    return report
+
+
+def _why_not_distributed(subject, micro_batch):
+    if not subject.rebuildable:
+        return "needs `model` as a function that builds it (under the strategy)"
+    if micro_batch % testing.REPLICAS:
+        return "micro-batch of %d does not split over %d replicas" % (micro_batch,
+                                                                      testing.REPLICAS)
+    if testing.logical_cpus() < testing.REPLICAS:
+        return ("needs %d logical CPUs: call gradacc_compat.testing.setup_logical_cpus() "
+                "before any TF op, or use `python -m gradacc_compat verify`"
+                % testing.REPLICAS)
+    return None
+
+
+def _title(steps, effective_steps, micro_batch):
+    return ("gradacc_compat verify on TensorFlow %s (%s): %d effective steps of %d "
+            "micro-batches of %d vs the big batch of %d"
+            % (compat.TF_VERSION_STRING, compat.KERAS_FLAVOUR, effective_steps, steps,
+               micro_batch, steps * micro_batch))
+
+
+def _hints(subject):
+    found = audit.batch_dependent_layers(subject.last_model) if subject.last_model else []
+    hints = audit.explain(found)
+    hints.append("the loss must be a MEAN over the batch (a sum over it makes every "
+                 "micro-batch's gradient 1/N of its share; use reduction='sum' then)")
+    hints.append("anything else in the step that depends on the batch (a custom loss "
+                 "normalized by its own batch statistics) differs the same way")
+    return hints
+
+
+# --------------------------------------------------------------- built-in
+def _builtin(optimizer=None):
+    """A small Keras model (two Dense layers) on synthetic data."""
+    keras = compat.keras_module()
+    if keras is None:
+        raise RuntimeError("the built-in verify model needs Keras; pass your own `loss` "
+                           "and `variables`")
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(32, 6)).astype("float32")
+    y = rng.normal(size=(32, 2)).astype("float32")
+
+    def make_model():
+        inputs = keras.Input(shape=(6,))
+        hidden = keras.layers.Dense(8, activation="tanh")(inputs)
+        return keras.Model(inputs, keras.layers.Dense(2)(hidden))
+
+    if optimizer is None:
+        optimizer = {"keras.optimizers.SGD(momentum)":
+                     lambda: keras.optimizers.SGD(0.1, momentum=0.9),
+                     "keras.optimizers.Adam": lambda: keras.optimizers.Adam(0.05)}
+        if compat.KERAS_FLAVOUR != "keras3":  # v1 optimizers take tf.Variables only
+            optimizer["tf.compat.v1.train.MomentumOptimizer"] = \
+                lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
+    return make_model, optimizer, (x, y), "mse"
+
+
+# -------------------------------------------------------------------- CLI
+def _load_spec(spec):
+    """``module:function`` or ``path/file.py:function`` -> verify kwargs."""
+    if not spec:
+        return {}
+    target, _, name = spec.rpartition(":")
+    if not target or not name:
+        raise SystemExit("verify: expected MODULE:FUNCTION or FILE.py:FUNCTION, got %r" % spec)
+    if target.endswith(".py"):
+        directory, module = os.path.split(os.path.abspath(target))
+        sys.path.insert(0, directory)
+        target = module[:-3]
+    elif os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    kwargs = getattr(importlib.import_module(target), name)()
+    if not isinstance(kwargs, dict):
+        raise SystemExit("verify: %s must return a dict of gac.verify arguments (model, "
+                         "optimizer, batch, steps, loss); it returned %r" % (spec, kwargs))
+    return kwargs
+
+
+USAGE = """usage: python -m gradacc_compat verify [SPEC] [--steps N] [--eager] [--no-subprocess]
+
+SPEC is MODULE:FUNCTION or FILE.py:FUNCTION; FUNCTION() returns a dict of
+gac.verify arguments, e.g. dict(model=make_model, optimizer=lambda: Adam(),
+batch=(x, y), steps=4, loss="mse"). Without SPEC: a built-in model.
+--eager: TF 1.x eager (TF2 is eager anyway). MirroredStrategy rows of TF2
+run in a fresh process (two logical CPUs) unless --no-subprocess. Exit
+status 1 when a row FAILS.
+"""
+
+
+def main(argv):
+    args = list(argv)
+    distributed_only = "--distributed-only" in args  # the child process
+    in_process = "--no-subprocess" in args or distributed_only
+    if "--eager" in args and compat.TF1:  # must be the first TF call
+        tf.compat.v1.enable_eager_execution(config=compat.tf1_session_config(testing.REPLICAS))
+    args = [a for a in args if a not in ("--distributed-only", "--no-subprocess", "--eager")]
+    tf.get_logger().setLevel("ERROR")
+    overrides = {}
+    if "--steps" in args:
+        at = args.index("--steps")
+        try:
+            overrides["steps"] = int(args[at + 1])
+        except (IndexError, ValueError):
+            sys.stderr.write(USAGE)
+            return 2
+        del args[at:at + 2]
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        sys.stderr.write(USAGE)
+        return 2
+    spec = args[0] if args else ""
+    if distributed_only:
+        why = testing.setup_logical_cpus()
+        if why:
+            print(_ROWS_TAG + json.dumps([{"note": why}]))
+            return 0
+    kwargs = _load_spec(spec)
+    kwargs.update(overrides)
+    eager = compat.eager_by_default()
+    if distributed_only:
+        report = verify(distributed=True, print_fn=None, _strategy_rows_only=True, **kwargs)
+        print(_ROWS_TAG + json.dumps([r.as_dict() for r in report.rows]))
+        return 0
+    child = not in_process and eager and testing.logical_cpus() < testing.REPLICAS
+    report = verify(distributed=None if not child else False, print_fn=None, **kwargs)
+    if child:
+        report.rows.extend(_child_rows(spec, overrides))
+    print(report)
+    return 0 if report.passed else 1
+
+
+def _child_rows(spec, overrides):
+    """The MirroredStrategy rows, from a fresh process with two logical CPUs."""
+    command = [sys.executable, "-m", "gradacc_compat", "verify", "--distributed-only"]
+    command += [spec] if spec else []
+    command += ["--steps", str(overrides["steps"])] if "steps" in overrides else []
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate()
+    for line in out.decode("utf-8", "replace").splitlines():
+        if line.startswith(_ROWS_TAG):
+            rows = [Row(**r) if "mode" in r else
+                    Row("*", "*", "MirroredStrategy x%d" % testing.REPLICAS, note=r["note"])
+                    for r in json.loads(line[len(_ROWS_TAG):])]
+            return rows
+    tail = err.decode("utf-8", "replace").strip().splitlines()[-5:]
+    return [Row("*", "*", "MirroredStrategy x%d" % testing.REPLICAS, passed=False,
+                weights=float("nan"), state=float("nan"),
+                note="the strategy process failed (exit %d): %s" % (proc.returncode,
+                                                                     " | ".join(tail)))]
