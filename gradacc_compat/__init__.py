@@ -11,11 +11,12 @@ from __future__ import absolute_import
 from gradacc_compat._version import __version__
 from gradacc_compat import compat  # noqa: F401  (raises a clear ImportError without TF)
 from gradacc_compat.accumulator import GradientAccumulator
+from gradacc_compat.audit import AccumulationWarning
 from gradacc_compat.batching import effective_batch_size, steps_for_effective_batch
 from gradacc_compat.info import show_versions
 from gradacc_compat.verification import verify
 from gradacc_compat.wrap import flush_at_epoch_end, keras_custom_objects, wrap
 
-__all__ = ["__version__", "GradientAccumulator", "effective_batch_size",
+__all__ = ["__version__", "AccumulationWarning", "GradientAccumulator", "effective_batch_size",
            "flush_at_epoch_end", "keras_custom_objects", "show_versions",
            "steps_for_effective_batch", "verify", "wrap"]

@@ -3,7 +3,7 @@ from __future__ import absolute_import, division, print_function
 
 import numbers
 
-from gradacc_compat import compat, families
+from gradacc_compat import audit, compat, families
 from gradacc_compat._checks import (check_gradient, check_steps, check_weight, clean_name,
                                     names)
 from gradacc_compat.compat import tf
@@ -304,6 +304,7 @@ class GradientAccumulator(tf.Module):
         if self._accums is None:
             strategy = self._plain.strategy
             plain = self._plain
+            audit.first_use(plain, variables, self._steps, strategy)
 
             def build():
                 if plain.variables is None:

@@ -9,9 +9,12 @@ the accumulator uses it (``first_use``) for a warning, once.
 from __future__ import absolute_import, division, print_function
 
 import logging
+import sys
 import warnings
 
-__all__ = ["AccumulationWarning", "batch_dependent_layers", "explain"]
+from gradacc_compat import compat
+
+__all__ = ["AccumulationWarning", "batch_dependent_layers", "explain", "first_use"]
 
 LOG = logging.getLogger("gradacc_compat")
 
@@ -70,10 +73,74 @@ def explain(found):
     return lines
 
 
-def warn_once(owner, key, message):
-    """``warnings.warn(message)`` once per ``owner`` and ``key``."""
-    said = owner.__dict__.setdefault("_gac_audited", set())
-    if key in said:
+#: How far up the stack first_use looks for the model and a loss-scale
+#: optimizer (Keras fit: model.train_step -> optimizer -> wrapper -> here).
+_FRAMES = 40
+
+
+def _callers():
+    frame = sys._getframe(2)
+    for _ in range(_FRAMES):
+        if frame is None:
+            return
+        yield frame
+        frame = frame.f_back
+
+
+def _is_model(value):
+    return hasattr(type(value), "layers") and hasattr(value, "trainable_variables")
+
+
+def _trainable_ids(model):
+    found = set()
+    try:
+        found = set(id(v) for v in model.trainable_variables)
+    except Exception:  # noqa: BLE001 - a half-built model: not ours to judge
+        pass
+    return found
+
+
+@compat.do_not_convert
+def first_use(owner, variables, steps, strategy):
+    """Once per accumulator (``owner``: its shared state), when it first sees
+    its variables: warn about what makes the result differ from the big batch.
+
+    * a batch-statistics (or random) layer in the Keras model that owns
+      ``variables``, found among the callers' locals (``self`` of
+      ``train_step`` under ``fit``, ``model`` in a custom loop);
+    * ``LossScaleOptimizer(gac.wrap(...))``: the loss scale then checks and
+      adapts per micro-batch, and skips single micro-batches;
+    * several replicas: each update averages ``steps`` micro-steps of every
+      replica, which input pipelines batched per replica must count.
+    """
+    if getattr(owner, "_gac_audited", False):
         return
-    said.add(key)
-    warnings.warn("gradacc_compat: " + message, AccumulationWarning, stacklevel=4)
+    owner._gac_audited = True
+    ids = set(id(v) for v in variables)
+    models, loss_scaled = {}, False
+    for frame in _callers():
+        for value in list(frame.f_locals.values()):
+            if _is_model(value) and id(value) not in models and _trainable_ids(value) & ids:
+                models[id(value)] = value
+            elif "LossScaleOptimizer" in type(value).__name__ and \
+                    hasattr(getattr(value, "inner_optimizer", None), "_gac_steps"):
+                loss_scaled = True  # a gac.wrap wrapper inside a loss-scale optimizer
+    for model in models.values():
+        for line in explain(batch_dependent_layers(model)):
+            warnings.warn("gradacc_compat: " + line, AccumulationWarning, stacklevel=2)
+    if loss_scaled:
+        warnings.warn(
+            "gradacc_compat: a LossScaleOptimizer calls this accumulator: it checks for "
+            "inf/NaN and adjusts the loss scale on every micro-batch and drops single "
+            "micro-batches, so updates are not the big batch's. Wrap the other way: "
+            "gac.wrap(LossScaleOptimizer(optimizer), steps=%d)." % steps,
+            AccumulationWarning, stacklevel=2)
+    replicas = getattr(strategy, "num_replicas_in_sync", 1)
+    if replicas > 1:
+        LOG.warning(
+            "gradacc_compat: accumulating over %d replicas with steps=%d: each update "
+            "averages %d replica micro-batches. The effective batch is per-replica batch "
+            "x %d x %d; an input_fn that batches per replica (TF1 estimators) makes it %dx "
+            "what steps suggests. gac.steps_for_effective_batch(target, per_replica_batch, "
+            "replicas=%d) gives steps for a target.", replicas, steps, replicas * steps,
+            replicas, steps, replicas, replicas)

@@ -35,7 +35,7 @@ __all__ = [
     "split_cpu", "tf1_session_config", "mirrored_strategy", "keras_module",
     "keras_legacy_optimizers", "keras_track_graph_variables",
     "keras_register_serializable", "keras_fit_per_replica_batch", "keras_fit_batch_size",
-    "visible_devices", "progress_bar",
+    "visible_devices", "progress_bar", "do_not_convert",
 ]
 
 
@@ -198,6 +198,14 @@ def get_strategy():
 
 def in_cross_replica_context():
     return tf.distribute.in_cross_replica_context()
+
+
+def do_not_convert(fn):
+    """Keep AutoGraph from rewriting ``fn`` when a ``tf.function`` calls it
+    (``tf.autograph.experimental.do_not_convert``: TF >= 1.15; 1.14 has
+    none, and ``fn`` must then be plain enough to convert)."""
+    mark = getattr(tf.autograph.experimental, "do_not_convert", None)
+    return fn if mark is None else mark(fn)
 
 
 def run_in_replicas(strategy, fn, args=()):

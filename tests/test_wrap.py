@@ -2,6 +2,8 @@
 give the big-batch weights, optimizer state and step counters."""
 from __future__ import absolute_import, division, print_function
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -303,7 +305,13 @@ def test_fit_with_loss_scale_optimizer(order, finite, distributed):
         y = y.copy()
         y[bad * B] = np.inf
     ref_w = _fit("keras", "sgd", 1, N * B, x, y, False, False, make_optimizer=make)[0]
-    got_w = _fit("keras", "sgd", N, B, x, y, distributed, False, make_optimizer=make)[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got_w = _fit("keras", "sgd", N, B, x, y, distributed, False, make_optimizer=make)[0]
+    # The first-use audit names the order to use, for the inside order only.
+    said = [str(w.message) for w in caught if issubclass(w.category, gac.AccumulationWarning)]
+    assert any("gac.wrap(LossScaleOptimizer(optimizer), steps=3)" in m for m in said) == \
+        (order == "wrap_inside"), said
     ref_scale, got_scale = _loss_scale_state(made[0]), _loss_scale_state(made[1])
     assert np.isfinite(got_w[0]).all()
     assert not np.allclose(got_w[0], H.initial_values()[0][0])
