@@ -30,6 +30,9 @@ setup(
     long_description=read_readme(),
     long_description_content_type="text/markdown",
     packages=find_packages(exclude=("tests", "tests.*", "benchmarks")),
+    # Top level, so that pytest loading it does not import the package (and
+    # TensorFlow) in test sessions that never use it.
+    py_modules=["pytest_gradacc_compat"],
     python_requires=">=2.7, !=3.0.*, !=3.1.*, !=3.2.*, !=3.3.*, !=3.4.*, !=3.5.*, !=3.6.*",
     install_requires=["six"],
     extras_require={
@@ -37,7 +40,8 @@ setup(
         "tf-cpu": ["tensorflow-cpu"],
         "test": ["pytest"],
     },
-    entry_points={},
+    # The pytest plugin is inert unless a test uses its fixtures.
+    entry_points={"pytest11": ["gradacc_compat = pytest_gradacc_compat"]},
     classifiers=[
         "Programming Language :: Python :: 2.7",
         "Programming Language :: Python :: 3",
