@@ -36,6 +36,7 @@ __all__ = [
     "keras_legacy_optimizers", "keras_track_graph_variables",
     "keras_register_serializable", "keras_fit_per_replica_batch", "keras_fit_batch_size",
     "visible_devices", "progress_bar", "do_not_convert",
+    "multi_worker_mirrored_strategy", "cross_device_ops",
 ]
 
 
@@ -306,6 +307,30 @@ def mirrored_strategy(devices, cross_device_ops=None):
                                                    cross_device_ops=cross_device_ops)
     return tf.distribute.MirroredStrategy(devices=devices,
                                           cross_device_ops=cross_device_ops)
+
+
+def multi_worker_mirrored_strategy(communication=None):
+    """``MultiWorkerMirroredStrategy``: ``tf.distribute`` from 2.4, under
+    ``tf.distribute.experimental`` 1.14 -> 2.3 (and still there on TF1)."""
+    cls = getattr(tf.distribute, "MultiWorkerMirroredStrategy", None) if not TF1 else None
+    if cls is None:
+        cls = tf.distribute.experimental.MultiWorkerMirroredStrategy
+    if communication is None:
+        return cls()
+    return cls(communication=communication)
+
+
+def cross_device_ops(strategy):
+    """The object a strategy's gradient all-reduces go through (TF
+    internals: ``extended._cross_device_ops``, or the collective ops of
+    MultiWorkerMirroredStrategy, ``extended._collective_ops`` on some
+    releases). For counting reductions only."""
+    extended = strategy.extended
+    for name in ("_cross_device_ops", "_collective_ops"):
+        ops = getattr(extended, name, None)
+        if ops is not None:
+            return ops
+    raise NotImplementedError("no cross-device ops found on %r" % (strategy,))
 
 
 def keras_fit_per_replica_batch(strategy):

@@ -1,9 +1,12 @@
 """Tools to check the communication contract in your own setup."""
 from __future__ import absolute_import, division, print_function
 
+import contextlib
+
+from gradacc_compat import compat
 from gradacc_compat.compat import tf
 
-__all__ = ["CountingReduction"]
+__all__ = ["CountingReduction", "count_reductions"]
 
 
 class CountingReduction(tf.distribute.ReductionToOneDevice):
@@ -43,3 +46,45 @@ class CountingReduction(tf.distribute.ReductionToOneDevice):
     def batch_reduce_implementation(self, *args, **kwargs):
         return self._counted(super(CountingReduction, self).batch_reduce_implementation,
                              *args, **kwargs)
+
+
+class _Counter(object):
+    calls = 0
+
+
+@contextlib.contextmanager
+def count_reductions(strategy):
+    """Counts the cross-device reductions ``strategy`` runs inside the block,
+    for strategies that take no ``cross_device_ops`` (MultiWorkerMirrored):
+    its own reduction object's methods are wrapped for the block's time.
+
+        with count_reductions(strategy) as counter:
+            ...train...
+        counter.calls
+
+    Outermost calls only, as ``CountingReduction``.
+    """
+    ops = compat.cross_device_ops(strategy)
+    counter, depth = _Counter(), [0]
+    names = [n for n in ("reduce_implementation", "batch_reduce_implementation",
+                         "_all_reduce", "_all_reduce_per_replica_values")
+             if hasattr(ops, n)]
+
+    def counted(method):
+        def call(*args, **kwargs):
+            if depth[0] == 0:
+                counter.calls += 1
+            depth[0] += 1
+            try:
+                return method(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+        return call
+
+    for name in names:
+        setattr(ops, name, counted(getattr(ops, name)))
+    try:
+        yield counter
+    finally:
+        for name in names:
+            delattr(ops, name)  # back to the class's method

@@ -1,0 +1,91 @@
+"""One worker of a multi-worker test: ``python -m tests.workers.multi_worker
+SCENARIO OUT.npz`` with ``TF_CONFIG`` set (see tests/multiprocess.py).
+
+Scenarios: ``loop`` (GradientAccumulator in a custom loop: TF2 eager, TF 1.x
+graph on the server's target) and ``fit`` (gac.wrap + model.fit, TF2).
+Every worker sees the same global micro-batches and trains on its share;
+it saves its weights, its count of gradient all-reduces and its effective
+steps.
+"""
+from __future__ import absolute_import, division, print_function
+
+import sys
+
+import numpy as np
+
+import gradacc_compat as gac
+from gradacc_compat import cluster as gac_cluster
+from gradacc_compat import compat, diagnostics
+from gradacc_compat.compat import tf
+
+from tests import harness as H
+
+K, N, B = 2, 3, 4   # effective steps, micro-batches per step, global micro-batch
+
+
+def data():
+    return H.make_data(K * N * B, seed=5)
+
+
+def loop(out):
+    worker = gac_cluster.multi_worker()
+    strategy = worker.strategy
+    x, y = data()
+    graph = not compat.eager_by_default()
+    with tf.Graph().as_default() if graph else compat.nullcontext():
+        with strategy.scope():
+            variables = H.make_variables(resource=True)
+            optimizer = tf.compat.v1.train.AdamOptimizer(0.1)
+            acc = gac.GradientAccumulator(steps=N)
+
+        def replica_fn(xb, yb):
+            grads = H.gradients(lambda: H.global_mean_loss(
+                variables, H.replica_slice(xb), H.replica_slice(yb), B), variables)
+            return acc.step(optimizer, grads, variables)
+
+        with diagnostics.count_reductions(strategy) as counter:
+            if graph:
+                xb = tf.compat.v1.placeholder(tf.float32, [B, 4])
+                yb = tf.compat.v1.placeholder(tf.float32, [B, 3])
+                op = tf.group(*compat.local_results(
+                    strategy, compat.run_in_replicas(strategy, replica_fn, (xb, yb))))
+                with tf.compat.v1.Session(worker.target, config=worker.session_config) as sess:
+                    sess.run(tf.compat.v1.global_variables_initializer())
+                    for i in range(0, len(x), B):
+                        sess.run(op, {xb: x[i:i + B], yb: y[i:i + B]})
+                    weights = sess.run([compat.local_results(strategy, v)[0] for v in variables])
+                    iterations = sess.run(compat.local_results(strategy, acc.iterations)[0])
+            else:
+                for i in range(0, len(x), B):
+                    compat.run_in_replicas(strategy, replica_fn,
+                                           (tf.constant(x[i:i + B]), tf.constant(y[i:i + B])))
+                weights = [v.numpy() for v in variables]
+                iterations = acc.iterations.numpy()
+    np.savez(out, reductions=counter.calls, iterations=iterations,
+             *[np.asarray(w) for w in weights])
+
+
+def fit(out, steps=N):
+    worker = gac_cluster.multi_worker()
+    strategy = worker.strategy
+    x, y = data()
+    with strategy.scope():
+        model = H.keras_dense_model()
+        optimizer = H.make_optimizer("keras", "adam")
+        optimizer = gac.wrap(optimizer, steps) if steps > 1 else optimizer
+        model.compile(optimizer=optimizer, loss="mse")
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = \
+        tf.data.experimental.AutoShardPolicy.DATA
+    # Every worker the same dataset, batched by the GLOBAL batch, sharded by
+    # data: each worker then trains on its half of every global batch.
+    batch = B if steps > 1 else N * B
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch).with_options(options)
+    with diagnostics.count_reductions(strategy) as counter:
+        model.fit(dataset, epochs=1, verbose=0, shuffle=False)
+    np.savez(out, reductions=counter.calls, iterations=int(H.keras_value(optimizer.iterations)),
+             *model.get_weights())
+
+
+if __name__ == "__main__":
+    {"loop": loop, "fit": fit, "fit_plain": lambda out: fit(out, 1)}[sys.argv[1]](sys.argv[2])
