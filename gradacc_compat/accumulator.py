@@ -27,14 +27,39 @@ class _PlainState(object):
         self.weighted = False   # some accumulate() call passed weight=
         self.dense = set()      # indices that received a dense gradient
         self.maximum = set()    # indices whose cycle value is the maximum
+        self.device, self.collections = _task_placement()
 
     def variable(self, name, shape, dtype, aggregation):
         """A replica-local (``ON_READ``) variable named ``<accumulator>/<name>``
         (``init_scope`` drops the caller's name scope): micro-steps touch only
         this replica's component, so they do no cross-replica communication."""
-        return tf.compat.v1.Variable(
-            lambda: tf.zeros(shape, dtype), name="%s/%s" % (self.name, name), trainable=False,
-            use_resource=True, synchronization=_SYNC.ON_READ, aggregation=aggregation)
+        with tf.device(self.device) if self.device else compat.nullcontext():
+            return tf.compat.v1.Variable(
+                lambda: tf.zeros(shape, dtype), name="%s/%s" % (self.name, name),
+                trainable=False, use_resource=True, synchronization=_SYNC.ON_READ,
+                aggregation=aggregation, collections=self.collections)
+
+
+def _task_placement():
+    """``(device, collections)`` for the accumulator's variables.
+
+    In a TF1 graph whose ops this scope places on a cluster task (between-
+    graph replication: ``replica_device_setter`` puts variables on ``ps``
+    tasks and everything else on this worker), the accumulator is this
+    worker's own state: pinned to the device ordinary ops get here (never a
+    ps task, where the workers would mix their micro-batches and race on the
+    counters) and a LOCAL variable, which each worker's session initializes
+    itself. Elsewhere: no device of its own, the global collection.
+    """
+    graph = tf.compat.v1.get_default_graph()
+    if tf.executing_eagerly() or getattr(graph, "building_function", False):
+        return None, None
+    with tf.init_scope():
+        device = tf.no_op(name="gac_placement").device  # where this scope puts ops
+    job = tf.DeviceSpec.from_string(device or "").job
+    if not job or job == "localhost":
+        return None, None
+    return device, [tf.compat.v1.GraphKeys.LOCAL_VARIABLES]
 
 
 class _Shared(object):

@@ -54,6 +54,7 @@ def run_cluster(module, args_for, workers=2, ps=0, deadline=240, env=None):
         for task_type, index in tasks:
             task_env = dict(os.environ, **(env or {}))
             task_env["TF_CONFIG"] = tf_config(worker_hosts, index, task_type, ps_hosts)
+            task_env.setdefault("PYTHONUNBUFFERED", "1")  # a killed task keeps its log
             task_env["PYTHONPATH"] = os.pathsep.join(
                 [ROOT] + [p for p in [task_env.get("PYTHONPATH")] if p])
             log = tempfile.TemporaryFile()
