@@ -38,9 +38,16 @@ def loop(out):
             optimizer = tf.compat.v1.train.AdamOptimizer(0.1)
             acc = gac.GradientAccumulator(steps=N)
 
+        def share(batch):
+            # TF 1.x graphs number replicas per worker (each worker's one
+            # replica is replica 0): the worker's share is by its task id.
+            if not graph:
+                return H.replica_slice(batch)
+            return tf.split(batch, worker.num_workers)[worker.task_id]
+
         def replica_fn(xb, yb):
             grads = H.gradients(lambda: H.global_mean_loss(
-                variables, H.replica_slice(xb), H.replica_slice(yb), B), variables)
+                variables, share(xb), share(yb), B), variables)
             return acc.step(optimizer, grads, variables)
 
         with diagnostics.count_reductions(strategy) as counter:
@@ -50,7 +57,8 @@ def loop(out):
                 op = tf.group(*compat.local_results(
                     strategy, compat.run_in_replicas(strategy, replica_fn, (xb, yb))))
                 with tf.compat.v1.Session(worker.target, config=worker.session_config) as sess:
-                    sess.run(tf.compat.v1.global_variables_initializer())
+                    sess.run([tf.compat.v1.global_variables_initializer(),
+                              tf.compat.v1.local_variables_initializer()])
                     for i in range(0, len(x), B):
                         sess.run(op, {xb: x[i:i + B], yb: y[i:i + B]})
                     weights = sess.run([compat.local_results(strategy, v)[0] for v in variables])
