@@ -191,6 +191,8 @@ class GradientAccumulator(tf.Module):
         """``step`` whose apply is ``apply_fn(grads_and_vars)`` when given
         (the optimizer wrappers pass their inner apply, e.g. with global_step)."""
         adapter = families.adapter_for(optimizer)
+        if apply_fn is None:
+            _refuse_apply_only_reduction(optimizer)
         count = self.accumulate(gradients, variables, weight)
         steps = self._steps
         return self._apply_if(adapter, optimizer, count, lambda c: tf.greater_equal(c, steps),
@@ -228,6 +230,8 @@ class GradientAccumulator(tf.Module):
 
     def _apply_pending(self, optimizer, apply_fn=None):
         adapter = families.adapter_for(optimizer)
+        if apply_fn is None:
+            _refuse_apply_only_reduction(optimizer)
         if self._accums is None:  # nothing was ever accumulated
             return tf.constant(False)
         # Host code (an epoch-end callback, say) may call this outside the
@@ -517,6 +521,20 @@ class GradientAccumulator(tf.Module):
 
 
 # ---------------------------------------------------------------- helpers
+def _refuse_apply_only_reduction(optimizer):
+    """An optimizer that all-reduces only when it computes gradients would
+    apply each rank's own accumulated gradient here: the ranks diverge."""
+    if families.reduces_in_compute(optimizer):
+        raise TypeError(
+            "GradientAccumulator received Horovod's DistributedOptimizer (%s.%s). It "
+            "all-reduces where gradients are computed, not in apply_gradients, so each "
+            "rank would apply its own accumulated gradient and the ranks would diverge. "
+            "Use gac.wrap(hvd.DistributedOptimizer(optimizer), steps) with minimize / "
+            "fit, or compute the gradients with hvd.DistributedGradientTape and pass the "
+            "optimizer it wraps (both all-reduce every micro-step for now)."
+            % (type(optimizer).__module__, type(optimizer).__name__))
+
+
 def _is_default(strategy):
     return not tf.distribute.has_strategy() and strategy is tf.distribute.get_strategy()
 
