@@ -181,8 +181,8 @@ def reduces_in_compute(optimizer):
     ``tf.compat.v1.train``): it all-reduces where gradients are computed
     (``compute_gradients``, ``minimize``), and its ``apply_gradients``
     applies what it is given, reduced or not (Horovod 0.28, TF >= 2.4)."""
-    return getattr(optimizer, "_allreduce_grads", None) is not None and \
-        type(optimizer).__module__.split(".")[0] == "horovod"
+    return getattr(optimizer, "_allreduce_grads", None) is not None and any(
+        cls.__module__.split(".")[0] == "horovod" for cls in type(optimizer).__mro__)
 
 
 def adapter_for(optimizer):

@@ -85,7 +85,15 @@ def wrap(optimizer, steps, **options):
             "gac.wrap received %s with Keras' own gradient_accumulation_steps=%r. Use "
             "one or the other: remove gradient_accumulation_steps from the optimizer."
             % (_describe(optimizer), optimizer.gradient_accumulation_steps))
-    cls = _keras_subclass(type(optimizer), adapter)
+    base, reduce = type(optimizer), None
+    if families.reduces_in_compute(optimizer):
+        # Horovod's DistributedOptimizer all-reduces where gradients are
+        # computed, every micro-step, and its class (it calls
+        # super(self.__class__, ...)) cannot be subclassed. The wrapper is
+        # the class Horovod derived from, and reduces the accumulated
+        # gradient with Horovod's own function, once per effective step.
+        base, reduce = type(optimizer).__mro__[1], optimizer._allreduce_grads
+    cls = _keras_subclass(base, adapter)
     try:
         config = optimizer.get_config()
     except (AttributeError, NotImplementedError, TypeError, ValueError) as err:
@@ -100,6 +108,8 @@ def wrap(optimizer, steps, **options):
     wrapper = cls._gac_create(config, steps, options)
     if carry:
         adapter.set_learning_rate(wrapper, learning_rate)
+    if reduce is not None:
+        object.__setattr__(wrapper, "_gac_reduce", reduce)
     return wrapper
 
 
@@ -448,6 +458,10 @@ class _Keras2Mixin(_KerasMixin):
         return self._gac_accumulate(grads, variables, *args, **kwargs)
 
     def _gac_apply_inner(self, accumulated, *args, **kwargs):
+        reduce = self.__dict__.get("_gac_reduce")
+        if reduce is not None:  # Horovod: the one all-reduce, of the accumulated gradient
+            grads, variables = [g for g, _ in accumulated], [v for _, v in accumulated]
+            accumulated = list(zip(reduce(grads, variables), variables))
         if getattr(self, "_gac_clip_pending", False):
             accumulated = self._gac_clip(accumulated)
         return self._gac_base.apply_gradients(self, accumulated, *args, **kwargs)

@@ -85,3 +85,30 @@ def run_cluster(module, args_for, workers=2, ps=0, deadline=240, env=None):
             "still alive: %s\n%s" % (deadline, hung, failed, left, "\n".join(
                 "----- %s %d -----\n%s" % (t, i, logs[(t, i)][-4000:]) for t, i in sorted(logs))))
     return logs
+
+
+def run_command(argv, deadline=300, env=None):
+    """Runs a launcher (``horovodrun`` ...) in a process group of its own;
+    kills that group at the deadline; raises with its output on failure."""
+    log = tempfile.TemporaryFile()
+    task_env = dict(os.environ, **(env or {}))
+    task_env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [task_env.get("PYTHONPATH")] if p])
+    proc = subprocess.Popen(argv, cwd=ROOT, env=task_env, stdout=log, stderr=subprocess.STDOUT,
+                            preexec_fn=os.setsid)
+    end = time.time() + deadline
+    while time.time() < end and proc.poll() is None:
+        time.sleep(0.2)
+    hung = proc.poll() is None
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the launcher and every rank it started
+    except OSError:
+        pass  # the group is gone already
+    proc.wait()
+    log.seek(0)
+    text = log.read().decode("utf-8", "replace")
+    log.close()
+    if hung or proc.returncode != 0:
+        raise AssertionError("%s %s (exit %s):\n%s" % (
+            argv[0], "hung past the %ds deadline" % deadline if hung else "failed",
+            proc.returncode, text[-6000:]))
+    return text

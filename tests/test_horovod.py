@@ -9,6 +9,9 @@ state changes, with the orders that work.
 """
 from __future__ import absolute_import, division, print_function
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -17,6 +20,8 @@ from gradacc_compat import compat
 from gradacc_compat.compat import tf
 
 from tests import harness as H
+from tests import multiprocess
+from tests.workers import horovod_worker as W
 
 hvd_keras = pytest.importorskip("horovod.tensorflow.keras")
 hvd_tf = pytest.importorskip("horovod.tensorflow")
@@ -47,3 +52,24 @@ def test_accumulator_refuses_horovod_optimizer_and_changes_nothing(family):
         acc.apply_gradients(make())
     assert int(acc.micro_step.numpy()) == 0 and acc.gradients is None
     np.testing.assert_array_equal(variables[0].numpy(), H.initial_values()[0][0])
+
+
+@pytest.mark.multiprocess
+def test_wrap_of_horovod_optimizer_with_fit_two_ranks_one_allreduce_per_step(tmpdir):
+    """gac.wrap(hvd.DistributedOptimizer(SGD(momentum)), N) + fit over two
+    ranks equals one process's big batch over both ranks' data, and runs
+    exactly one Horovod all-reduce per effective step (counted, eagerly)."""
+    out = str(tmpdir.join("rank%d.npz"))
+    horovodrun = os.path.join(os.path.dirname(sys.executable), "horovodrun")
+    multiprocess.run_command([horovodrun, "-np", "2", "-H", "localhost:2", "--gloo",
+                              "--network-interfaces", "lo", sys.executable, "-m",
+                              "tests.workers.horovod_worker", out], deadline=300)
+    results = [np.load(out % rank) for rank in range(2)]
+    x, y = W.data()
+    model = H.keras_dense_model()
+    model.compile(optimizer=compat.keras_legacy_optimizers().SGD(0.1, momentum=0.9), loss="mse")
+    model.fit(x, y, batch_size=W.N * W.B, epochs=1, shuffle=False, verbose=0)
+    for r in results:
+        H.assert_close([r["arr_%d" % i] for i in range(2)], model.get_weights(), "weights")
+        assert int(r["iterations"]) == W.K
+        assert int(r["reductions"]) == W.K  # not K * N
