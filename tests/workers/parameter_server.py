@@ -50,7 +50,11 @@ def main(out):
         optimizer = gac.wrap(tf.compat.v1.train.AdamOptimizer(0.1), N)
         train_op = optimizer.minimize(loss, global_step=global_step, var_list=variables)
     devices = [v.device for v in optimizer.accumulator.variables]
-    with tf.compat.v1.train.MonitoredTrainingSession(master=server.target,
+    # Each worker talks to the ps and itself only: without the filter a
+    # session waits for every task of the cluster, so a worker that starts
+    # after the chief has finished and exited waits forever.
+    config = tf.compat.v1.ConfigProto(device_filters=["/job:ps", "/job:worker/task:%d" % index])
+    with tf.compat.v1.train.MonitoredTrainingSession(master=server.target, config=config,
                                                      is_chief=index == 0) as sess:
         for i in range(0, len(x), B):
             sess.run(train_op, {xb: x[i:i + B], yb: y[i:i + B]})
