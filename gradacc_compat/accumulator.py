@@ -530,8 +530,9 @@ def _refuse_apply_only_reduction(optimizer):
             "all-reduces where gradients are computed, not in apply_gradients, so each "
             "rank would apply its own accumulated gradient and the ranks would diverge. "
             "Use gac.wrap(hvd.DistributedOptimizer(optimizer), steps) with minimize / "
-            "fit, or compute the gradients with hvd.DistributedGradientTape and pass the "
-            "optimizer it wraps (both all-reduce every micro-step for now)."
+            "fit (a Keras optimizer then all-reduces once per effective step), or "
+            "compute the gradients with hvd.DistributedGradientTape and pass the "
+            "optimizer it wraps (an all-reduce every micro-step)."
             % (type(optimizer).__module__, type(optimizer).__name__))
 
 
