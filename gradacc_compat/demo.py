@@ -32,7 +32,7 @@ def _train(make_optimizer, micro_batches, x, y, batch, on_step=None):
     variables = [kernel, bias]
     optimizer = make_optimizer()
     acc = GradientAccumulator(steps=micro_batches) if micro_batches > 1 else None
-    
+
     def step(xb, yb):
         loss = lambda: tf.reduce_mean(tf.square(tf.tanh(tf.matmul(xb, kernel) + bias) - yb))
         if tf.executing_eagerly():

@@ -9,7 +9,24 @@ from gradacc_compat.compat import tf
 __all__ = ["CountingReduction", "count_reductions"]
 
 
-class CountingReduction(tf.distribute.ReductionToOneDevice):
+class _OutermostCalls(object):
+    """Counts calls, outermost only: some TF versions implement a batch
+    reduction as one reduce_implementation call per value."""
+
+    calls = 0
+    _depth = 0
+
+    def _counted(self, implementation, *args, **kwargs):
+        if self._depth == 0:
+            self.calls += 1
+        self._depth += 1
+        try:
+            return implementation(*args, **kwargs)
+        finally:
+            self._depth -= 1
+
+
+class CountingReduction(_OutermostCalls, tf.distribute.ReductionToOneDevice):
     """A ``ReductionToOneDevice`` that counts the reductions it is asked for.
 
     Usage::
@@ -23,22 +40,6 @@ class CountingReduction(tf.distribute.ReductionToOneDevice):
     a ``tf.function`` one per reduction traced.
     """
 
-    def __init__(self):
-        super(CountingReduction, self).__init__()
-        self.calls = 0
-        self._depth = 0
-
-    def _counted(self, implementation, *args, **kwargs):
-        # Only outermost calls count: some TF versions implement a batch
-        # reduction as one reduce_implementation call per value.
-        if self._depth == 0:
-            self.calls += 1
-        self._depth += 1
-        try:
-            return implementation(*args, **kwargs)
-        finally:
-            self._depth -= 1
-
     def reduce_implementation(self, *args, **kwargs):
         return self._counted(super(CountingReduction, self).reduce_implementation,
                              *args, **kwargs)
@@ -46,10 +47,6 @@ class CountingReduction(tf.distribute.ReductionToOneDevice):
     def batch_reduce_implementation(self, *args, **kwargs):
         return self._counted(super(CountingReduction, self).batch_reduce_implementation,
                              *args, **kwargs)
-
-
-class _Counter(object):
-    calls = 0
 
 
 @contextlib.contextmanager
@@ -65,21 +62,13 @@ def count_reductions(strategy):
     Outermost calls only, as ``CountingReduction``.
     """
     ops = compat.cross_device_ops(strategy)
-    counter, depth = _Counter(), [0]
+    counter = _OutermostCalls()
     names = [n for n in ("reduce_implementation", "batch_reduce_implementation",
                          "_all_reduce", "_all_reduce_per_replica_values")
              if hasattr(ops, n)]
 
     def counted(method):
-        def call(*args, **kwargs):
-            if depth[0] == 0:
-                counter.calls += 1
-            depth[0] += 1
-            try:
-                return method(*args, **kwargs)
-            finally:
-                depth[0] -= 1
-        return call
+        return lambda *args, **kwargs: counter._counted(method, *args, **kwargs)
 
     for name in names:
         setattr(ops, name, counted(getattr(ops, name)))

@@ -38,6 +38,7 @@ __all__ = ["verify", "Report"]
 TOLERANCE = 1e-5
 _MODE_LABEL = {"eager": "eager", "function": "tf.function", "graph": "TF1 graph"}
 _ROWS_TAG = "GAC-VERIFY-ROWS "
+_MIRRORED = "MirroredStrategy x%d" % testing.REPLICAS
 
 
 class Row(object):
@@ -173,15 +174,20 @@ def _max_diff(a, b):
                 if np.size(p) else 0.0 for p, q in zip(a, b)] or [0.0])
 
 
-def _row(subject, label, make_optimizer, x, y, steps, effective_steps, mode, distributed,
-         tolerance):
-    strategy = "MirroredStrategy x%d" % testing.REPLICAS if distributed else "default"
+def _graph_refusal(make_optimizer, mode):
+    """Why this optimizer family cannot run in ``mode`` (None: it can)."""
     if not compat.eager_by_default() or mode == "graph":
         adapter = families.adapter_for(make_optimizer())
         if not adapter.works_in_graph:
-            return Row(label, mode, strategy, note="this optimizer family does not run in "
-                       "TF1 graphs (%s)" % adapter.name)
-    big_w, big_s = _train(subject, make_optimizer, x, y, 1, effective_steps, mode, False)
+            return "this optimizer family does not run in TF1 graphs (%s)" % adapter.name
+    return None
+
+
+def _row(subject, label, make_optimizer, x, y, steps, effective_steps, mode, distributed,
+         tolerance, big):
+    """Accumulation against ``big``, the big batch's (weights, state)."""
+    strategy = _MIRRORED if distributed else "default"
+    big_w, big_s = big
     acc_w, acc_s = _train(subject, make_optimizer, x, y, steps, effective_steps, mode,
                           distributed)
     dw, ds = _max_diff(acc_w, big_w), _max_diff(acc_s, big_s)
@@ -189,7 +195,7 @@ def _row(subject, label, make_optimizer, x, y, steps, effective_steps, mode, dis
     return Row(label, mode, strategy, dw, ds, dw <= tolerance * scale and ds <= tolerance * scale)
 
 
-def _check_batch(batch, steps, distributed):
+def _check_batch(batch, steps):
     try:
         x, y = batch
     except (TypeError, ValueError):
@@ -239,7 +245,7 @@ def verify(model=None, optimizer=None, batch=None, steps=4, loss="mse", variable
         model, optimizer, batch, loss = _builtin(optimizer)
     subject = _Subject(model, loss if (model is not None or callable(loss)) else None,
                        variables)
-    x, y = _check_batch(batch, steps, distributed)
+    x, y = _check_batch(batch, steps)
     optimizers = _optimizers(optimizer)
     modes = tuple(modes or testing.available_modes())
     strategies = [] if _strategy_rows_only else [False]
@@ -257,12 +263,17 @@ def verify(model=None, optimizer=None, batch=None, steps=4, loss="mse", variable
                 rows.append(Row(label, mode, "default", note="a TF1 graph needs `model` as a "
                                 "function that builds it"))
                 continue
+            refused = _graph_refusal(make, mode)
+            # The big batch runs once per optimizer and mode, without a strategy.
+            big = None if refused or not strategies else \
+                _train(subject, make, x, y, 1, effective_steps, mode, False)
             for dist in strategies:
-                rows.append(_row(subject, label, make, x, y, steps, effective_steps, mode,
-                                 dist, tolerance))
+                rows.append(Row(label, mode, _MIRRORED if dist else "default", note=refused)
+                            if refused else
+                            _row(subject, label, make, x, y, steps, effective_steps, mode,
+                                 dist, tolerance, big))
             if skip_distributed and distributed is None:
-                rows.append(Row(label, mode, "MirroredStrategy x%d" % testing.REPLICAS,
-                                note=skip_distributed))
+                rows.append(Row(label, mode, _MIRRORED, note=skip_distributed))
     report = Report(_title(steps, effective_steps, len(x) // steps), rows, _hints(subject))
     if print_fn is not None:
         print_fn(str(report))
@@ -408,11 +419,11 @@ def _child_rows(spec, overrides):
     for line in out.decode("utf-8", "replace").splitlines():
         if line.startswith(_ROWS_TAG):
             rows = [Row(**r) if "mode" in r else
-                    Row("*", "*", "MirroredStrategy x%d" % testing.REPLICAS, note=r["note"])
+                    Row("*", "*", _MIRRORED, note=r["note"])
                     for r in json.loads(line[len(_ROWS_TAG):])]
             return rows
     tail = err.decode("utf-8", "replace").strip().splitlines()[-5:]
-    return [Row("*", "*", "MirroredStrategy x%d" % testing.REPLICAS, passed=False,
+    return [Row("*", "*", _MIRRORED, passed=False,
                 weights=float("nan"), state=float("nan"),
                 note="the strategy process failed (exit %d): %s" % (proc.returncode,
                                                                      " | ".join(tail)))]
