@@ -72,6 +72,22 @@ def global_mean_loss(variables, x, y, global_batch):
     return tf.reduce_sum(per_example_loss(variables, x, y)) / float(global_batch)
 
 
+def big_batch_weights(mode, make_optimizer, x, y, batch):
+    """The small model's weights after one ``make_optimizer()`` step per
+    ``batch`` examples of ``x, y`` (the big batch), one process, no strategy."""
+    with Harness(mode) as env:
+        variables = make_variables(resource=True)
+        optimizer = make_optimizer()
+
+        def step(xb, yb):
+            grads = gradients(lambda: global_mean_loss(variables, xb, yb, batch), variables)
+            return optimizer.apply_gradients(list(zip(grads, variables)))
+        run = env.compile(step, x[:batch], y[:batch])
+        for i in range(0, len(x), batch):
+            run(x[i:i + batch], y[i:i + batch])
+        return env.values(variables)
+
+
 def make_data(count, seed=1):
     rng = np.random.RandomState(seed)
     x = rng.normal(size=(count, 4)).astype("float32")

@@ -35,6 +35,12 @@ def free_ports(count):
             s.close()
 
 
+def saved_weights(result):
+    """The arrays a task saved positionally (``np.savez(out, *weights)``)."""
+    count = len([k for k in result.files if k.startswith("arr_")])
+    return [result["arr_%d" % i] for i in range(count)]
+
+
 def _alive(pid):
     try:
         os.kill(pid, 0)

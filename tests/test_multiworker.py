@@ -26,27 +26,6 @@ def _run(tmpdir, scenario):
     return [np.load(o) for o in outs]
 
 
-def _reference(make_optimizer):
-    """The big batch (N micro-batches at once), one process, no strategy."""
-    x, y = W.data()
-    with H.Harness("eager" if compat.eager_by_default() else "graph") as env:
-        variables = H.make_variables(resource=True)
-        optimizer = make_optimizer()
-        big = W.N * W.B
-
-        def step(xb, yb):
-            grads = H.gradients(lambda: H.global_mean_loss(variables, xb, yb, big), variables)
-            return optimizer.apply_gradients(list(zip(grads, variables)))
-        run = env.compile(step, x[:big], y[:big])
-        for i in range(0, len(x), big):
-            run(x[i:i + big], y[i:i + big])
-        return env.values(variables)
-
-
-def _weights(result):
-    return [result["arr_%d" % i] for i in range(len([k for k in result.files if k.startswith("arr_")]))]
-
-
 def _skip_tf1():
     # The workers run TF 1.x in graph mode, whatever mode this process has.
     if compat.TF1:
@@ -59,13 +38,16 @@ def _skip_tf1():
 def test_custom_loop_two_workers_equal_the_big_batch_with_one_reduce_per_step(tmpdir):
     _skip_tf1()
     results = _run(tmpdir, "loop")
-    ref = _reference(lambda: tf.compat.v1.train.AdamOptimizer(0.1))
+    x, y = W.data()
+    ref = H.big_batch_weights("eager", lambda: tf.compat.v1.train.AdamOptimizer(0.1), x, y,
+                              W.N * W.B)
     for r in results:
-        H.assert_close(_weights(r), ref, "weights")
+        H.assert_close(multiprocess.saved_weights(r), ref, "weights")
         assert int(r["iterations"]) == W.K
     # Eager: the reductions run = effective steps (N micro-steps each).
     assert [int(r["reductions"]) for r in results] == [W.K, W.K]
-    np.testing.assert_array_equal(_weights(results[0])[0], _weights(results[1])[0])
+    first, second = [multiprocess.saved_weights(r) for r in results]
+    np.testing.assert_array_equal(first[0], second[0])
 
 
 def _fit_reference():
@@ -95,7 +77,7 @@ def test_wrap_and_fit_two_workers_equal_the_big_batch(tmpdir):
         raise
     ref = _fit_reference()
     for r in results:
-        H.assert_close(_weights(r), ref, "weights")
+        H.assert_close(multiprocess.saved_weights(r), ref, "weights")
         assert int(r["iterations"]) == W.K
     # (fit runs in a tf.function: the counter sees traces, not runs; the
     # custom-loop test above counts the reductions run.)

@@ -23,26 +23,6 @@ def _run(tmpdir, workers):
     return [np.load(o) for o in outs]
 
 
-def _weights(result):
-    return [result["arr_%d" % i] for i in range(2)]
-
-
-def _big_batch(worker):
-    x, y = P.data(worker)
-    with H.Harness("graph") as env:
-        variables = H.make_variables(resource=True)
-        optimizer = tf.compat.v1.train.AdamOptimizer(0.1)
-        big = P.N * P.B
-
-        def step(xb, yb):
-            loss = H.global_mean_loss(variables, xb, yb, big)
-            return optimizer.apply_gradients(list(zip(tf.gradients(loss, variables), variables)))
-        run = env.compile(step, x[:big], y[:big])
-        for i in range(0, len(x), big):
-            run(x[i:i + big], y[i:i + big])
-        return env.values(variables)
-
-
 def _on_worker(result, index):
     devices = [str(d) for d in result["devices"]]
     assert devices and all("/job:worker/task:%d" % index in d for d in devices), devices
@@ -51,7 +31,10 @@ def _on_worker(result, index):
 
 def test_one_ps_one_worker_equals_the_big_batch(tmpdir):
     (result,) = _run(tmpdir, 1)
-    H.assert_close(_weights(result), _big_batch(0), "weights")
+    x, y = P.data(0)
+    reference = H.big_batch_weights("graph", lambda: tf.compat.v1.train.AdamOptimizer(0.1),
+                                    x, y, P.N * P.B)
+    H.assert_close(multiprocess.saved_weights(result), reference, "weights")
     assert int(result["global_step"]) == P.K
     _on_worker(result, 0)
 

@@ -1,7 +1,6 @@
 """gac.verify and `python -m gradacc_compat verify` (and its alias `check`)."""
 from __future__ import absolute_import, division, print_function
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -114,7 +113,11 @@ def test_verify_a_built_keras_model_restores_its_weights_between_rows():
     x, y = H.make_data(8)
     report = gac.verify(model=model, optimizer=lambda: compat.keras_module().optimizers.Adam(0.1),
                         batch=(x, y), steps=2, print_fn=None)
+    # Every row trained the same model object (its weights moved), and each
+    # started from the weights it had before: otherwise the big batch and
+    # the accumulated run would start apart and FAIL.
     assert report.passed, str(report)
+    assert not np.allclose(model.get_weights()[0], before[0])
     skipped = [r for r in report.rows if r.skipped]
     assert all("function that builds it" in r.note for r in skipped)
 
