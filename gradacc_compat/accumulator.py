@@ -27,6 +27,7 @@ class _PlainState(object):
         self.weighted = False   # some accumulate() call passed weight=
         self.dense = set()      # indices that received a dense gradient
         self.maximum = set()    # indices whose cycle value is the maximum
+        self.locals = {}        # (list id, replica) -> that replica's components
         self.device, self.collections = _task_placement()
 
     def variable(self, name, shape, dtype, aggregation):
@@ -203,20 +204,27 @@ class GradientAccumulator(tf.Module):
         gradients, variables, weight = self._check_inputs(gradients, variables, weight)
         self._maybe_build(variables)
         self._track_rows([i for i, g in enumerate(gradients) if isinstance(g, tf.IndexedSlices)])
-        updates = []
+        plain = self._plain
         for i, grad in enumerate(gradients):
             if grad is None:
                 continue
-            self._plain.seen.add(i)
+            plain.seen.add(i)
             if not isinstance(grad, tf.IndexedSlices):
-                self._plain.dense.add(i)
-            updates.extend(self._add(i, grad, weight))
+                plain.dense.add(i)
+        if weight is not None:
+            plain.weighted = True
+        micro = self._local(self._micro_step)
+        if tf.executing_eagerly():
+            # The host knows which micro-batch this is: no branch, no ops
+            # that only pick one.
+            updates = self._writes(gradients, weight, int(micro.numpy()) == 0)
+        else:
+            updates = [_cond(tf.equal(micro.read_value(), 0),
+                             lambda: tf.group(*self._writes(gradients, weight, True)),
+                             lambda: tf.group(*self._writes(gradients, weight, False)))]
         updates.append(self._local(self._weight_total).assign_add(
             tf.constant(1.0) if weight is None else weight))
-        if weight is not None:
-            self._plain.weighted = True
         with tf.control_dependencies(updates):
-            micro = self._local(self._micro_step)
             with tf.control_dependencies([micro.assign_add(1)]):
                 return tf.identity(micro.read_value())
 
@@ -398,23 +406,67 @@ class GradientAccumulator(tf.Module):
         return (str(i) in self._rows and i not in self._plain.dense
                 and (adapter.sums_duplicate_rows or strategy.num_replicas_in_sync == 1))
 
-    def _add(self, i, grad, weight):
-        accum = self._local(self._accums[i])
-        if isinstance(grad, tf.IndexedSlices):
-            values = tf.cast(grad.values, accum.dtype)
-            if weight is not None:
-                values = values * weight
-            rows = self._local(self._rows[str(i)])
+    def _writes(self, gradients, weight, first):
+        """This micro-batch's writes into this replica's accumulators.
+
+        A cycle's first micro-batch overwrites every accumulator (``assign``,
+        zeros where the gradient is None, the row marks cleared before a
+        sparse scatter), so no pass zeroes them after an apply; later ones
+        add. Eagerly, dense writes go straight to the kernels (one op each,
+        no per-variable Python beyond the loop).
+        """
+        accums = self._local_list(self._accums)
+        marks = dict((int(k), self._local(m)) for k, m in self._rows.items())
+        eager = tf.executing_eagerly()
+        ops = []
+        for i, grad in enumerate(gradients):
+            accum = accums[i]
+            if grad is None:
+                if first:
+                    ops.append(accum.assign(_zeros(accum)))
+                    if i in marks:
+                        ops.append(marks[i].assign(_zeros(marks[i])))
+                continue
+            if isinstance(grad, tf.IndexedSlices):
+                ops.extend(self._scatter(accum, marks[i], grad, weight, first))
+                continue
+            if grad.dtype != accum.dtype:
+                grad = tf.cast(grad, accum.dtype)
+            overwrite = first
+            if i in self._plain.maximum:
+                if not first:
+                    grad = tf.maximum(accum.read_value(), grad)
+                overwrite = True
+            elif weight is not None:
+                grad = grad * weight
+            if i in marks and first:  # a sparse variable's dense gradient
+                ops.append(marks[i].assign(_zeros(marks[i])))
+            if eager:
+                (compat.eager_assign if overwrite else compat.eager_assign_add)(accum, grad)
+            else:
+                ops.append(accum.assign(grad) if overwrite else accum.assign_add(grad))
+        return ops
+
+    @staticmethod
+    def _scatter(accum, rows, grad, weight, first):
+        values = tf.cast(grad.values, accum.dtype)
+        if weight is not None:
+            values = values * weight
+        cleared = [accum.assign(_zeros(accum)), rows.assign(_zeros(rows))] if first else []
+        with tf.control_dependencies(cleared):
             return [tf.compat.v1.scatter_add(accum, grad.indices, values),
                     tf.compat.v1.scatter_update(
                         rows, grad.indices, tf.ones(tf.shape(grad.indices), tf.float32))]
-        grad = tf.cast(grad, accum.dtype)
-        if i in self._plain.maximum:
-            first = tf.equal(self._local(self._micro_step).read_value(), 0)
-            return [accum.assign(tf.where(first, grad, tf.maximum(accum.read_value(), grad)))]
-        if weight is not None:
-            grad = grad * weight
-        return [accum.assign_add(grad)]
+
+    def _local_list(self, variables):
+        """``[self._local(v) for v in variables]``, computed once per replica."""
+        ctx = tf.distribute.get_replica_context()
+        key = (id(variables), None if ctx is None or compat.in_cross_replica_context()
+               else compat.replica_index(ctx))
+        cache = self._plain.locals
+        if key not in cache or cache[key][0] is not variables:
+            cache[key] = (variables, [self._local(v) for v in variables])
+        return cache[key][1]
 
     def _apply_if(self, adapter, optimizer, count, predicate, apply_fn=None):
         """Decides in cross-replica context, applies back in replica context.
@@ -447,10 +499,16 @@ class GradientAccumulator(tf.Module):
                 counts = compat.local_results(strategy, count_value)
                 with tf.control_dependencies(counts[1:]):
                     count_value = tf.identity(counts[0])
-            used = [variables[i] for i in sorted(self._plain.seen)]
-            with tf.init_scope(), compat.strategy_scope(strategy):
-                adapter.prepare(optimizer, used)
-            return _cond(predicate(count_value),
+            applies = predicate(count_value)
+            if tf.executing_eagerly() and not bool(applies):
+                return tf.constant(False)  # nothing to prepare for
+            if not (tf.executing_eagerly() and _is_default(strategy)):
+                # Optimizer state is created here, outside the cond (and in
+                # cross-replica context); an eager apply creates its own.
+                used = [variables[i] for i in sorted(self._plain.seen)]
+                with tf.init_scope(), compat.strategy_scope(strategy):
+                    adapter.prepare(optimizer, used)
+            return _cond(applies,
                          lambda: self._apply_all(strategy, adapter, optimizer, apply_fn))
 
         ctx = tf.distribute.get_replica_context()
@@ -477,8 +535,10 @@ class GradientAccumulator(tf.Module):
             if self._reduction == "mean" and div is None:
                 div = tf.cast(self._local(self._micro_step).read_value(), tf.float32)
             grads = []
+            accums = self._local_list(self._accums)
+            divisors = {}  # the divisor in each accumulator dtype, cast once
             for i in indices:
-                accum = self._local(self._accums[i])
+                accum = accums[i]
                 rows = None
                 if self._sparse_apply(i, adapter, strategy):
                     # The rows the cycle touched, as the big batch's
@@ -490,8 +550,11 @@ class GradientAccumulator(tf.Module):
                 else:
                     value = accum.read_value()
                 if div is not None and i not in self._plain.maximum:
-                    value = tf.math.divide_no_nan(value, tf.cast(div, value.dtype))
-                value = tf.cast(value, variables[i].dtype)
+                    if value.dtype not in divisors:
+                        divisors[value.dtype] = tf.cast(div, value.dtype)
+                    value = tf.math.divide_no_nan(value, divisors[value.dtype])
+                if value.dtype != variables[i].dtype.base_dtype:
+                    value = tf.cast(value, variables[i].dtype.base_dtype)
                 if rows is not None:
                     value = tf.IndexedSlices(value, rows,
                                              dense_shape=tf.shape(accum, out_type=tf.int64))
@@ -512,9 +575,10 @@ class GradientAccumulator(tf.Module):
         return tf.group(*compat.local_results(strategy, result))
 
     def _reset_ops(self, components):
+        """Ends the cycle: its counters back to zero. The accumulators keep
+        their sums until the next cycle's first micro-batch overwrites them."""
         ops = []
-        for v in list(self._accums or []) + self._marks() + [self._weight_total,
-                                                               self._micro_step]:
+        for v in (self._weight_total, self._micro_step):
             for part in components(v):
                 ops.append(part.assign(tf.zeros_like(part)))
         return ops
@@ -544,21 +608,30 @@ def _is_python(value):
     return isinstance(value, (bool, numbers.Number))
 
 
-def _cond(pred, true_fn):
-    """``tf.cond`` whose output carries the stateful branch (graph mode
-    prunes stateful ops that nothing downstream depends on)."""
+def _cond(pred, true_fn, false_fn=None):
+    """``tf.cond`` over stateful branches, true when ``true_fn`` ran; its
+    output carries the branch's ops (graph mode prunes stateful ops that
+    nothing downstream depends on)."""
     if tf.executing_eagerly():
-        if bool(pred):
-            true_fn()
-            return tf.constant(True)
-        return tf.constant(False)
+        ran = bool(pred)
+        (true_fn if ran else (false_fn or tf.no_op))()
+        return tf.constant(ran)
 
-    def applied():
-        op = true_fn()
-        with tf.control_dependencies([op]):
-            return tf.identity(tf.constant(True))
+    def branch(fn, value):
+        def run():
+            op = fn() if fn is not None else None
+            with tf.control_dependencies([op] if op is not None else []):
+                return tf.identity(tf.constant(value))
+        return run
 
-    return tf.cond(pred, applied, lambda: tf.identity(tf.constant(False)))
+    return tf.cond(pred, branch(true_fn, True), branch(false_fn, False))
+
+
+def _zeros(variable):
+    shape = tf.TensorShape(variable.shape)
+    if shape.is_fully_defined():
+        return tf.zeros(shape, variable.dtype.base_dtype)
+    return tf.zeros_like(variable.read_value())
 
 
 def _accum_dtype(variable):

@@ -36,7 +36,7 @@ __all__ = [
     "keras_legacy_optimizers", "keras_track_graph_variables",
     "keras_register_serializable", "keras_fit_per_replica_batch", "keras_fit_batch_size",
     "visible_devices", "progress_bar", "do_not_convert",
-    "multi_worker_mirrored_strategy", "cross_device_ops",
+    "multi_worker_mirrored_strategy", "cross_device_ops", "eager_assign", "eager_assign_add",
 ]
 
 
@@ -207,6 +207,30 @@ def do_not_convert(fn):
     none, and ``fn`` must then be plain enough to convert)."""
     mark = getattr(tf.autograph.experimental, "do_not_convert", None)
     return fn if mark is None else mark(fn)
+
+
+def _raw_writers():
+    """The kernels behind ``Variable.assign``/``assign_add`` (1.14 -> 2.21:
+    ``gen_resource_variable_ops``). Eagerly, the ``Variable`` methods spend
+    several times the kernel's time in Python (distribution checks, a lazy
+    read they return); a loop over a hundred variables feels it."""
+    from tensorflow.python.ops import gen_resource_variable_ops as ops
+    return ops.assign_variable_op, ops.assign_add_variable_op
+
+
+_ASSIGN, _ASSIGN_ADD = _raw_writers()
+
+
+def eager_assign(variable, value):
+    """``variable.assign(value)``, eagerly, returning nothing: ``variable``
+    is one device's resource variable (a replica's component, not a
+    distributed variable) and ``value`` a tensor of its dtype."""
+    _ASSIGN(variable.handle, value)
+
+
+def eager_assign_add(variable, value):
+    """``variable.assign_add(value)``, as :func:`eager_assign`."""
+    _ASSIGN_ADD(variable.handle, value)
 
 
 def run_in_replicas(strategy, fn, args=()):

@@ -150,3 +150,12 @@ def assert_close(actual, expected, what, rtol=1e-5, atol=1e-6):
     assert len(actual) == len(expected), "%s: %d vs %d values" % (what, len(actual), len(expected))
     for i, (a, e) in enumerate(zip(actual, expected)):
         np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, err_msg="%s[%d]" % (what, i))
+
+
+def op_types(graph):
+    """Op types in ``graph`` and in its functions (TF2 builds cond branches
+    as functions)."""
+    found = set(o.type for o in graph.get_operations())
+    for function in graph.as_graph_def().library.function:
+        found.update(node.op for node in function.node_def)
+    return found

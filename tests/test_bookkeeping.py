@@ -13,14 +13,16 @@ from tests import harness as H
 
 LR = 0.5
 # (gradient fed, accumulator after, micro_step after, iterations after, variable after)
+# An apply resets the counters only: the accumulator keeps the cycle's sum
+# until the next cycle's first micro-batch overwrites it (no zeroing pass).
 GOLDEN = [
     ([1.0, 2.0], [1.0, 2.0], 1, 0, [0.0, 0.0]),
     ([3.0, 4.0], [4.0, 6.0], 2, 0, [0.0, 0.0]),
-    ([5.0, 6.0], [0.0, 0.0], 0, 1, [-1.5, -2.0]),   # applies mean [3, 4] * 0.5
-    ([2.0, 2.0], [2.0, 2.0], 1, 1, [-1.5, -2.0]),
+    ([5.0, 6.0], [9.0, 12.0], 0, 1, [-1.5, -2.0]),   # applies mean [3, 4] * 0.5
+    ([2.0, 2.0], [2.0, 2.0], 1, 1, [-1.5, -2.0]),    # overwritten, not added
 ]
 # flush() of the partial cycle: mean [2, 2] over ONE micro-batch, not three.
-AFTER_FLUSH = ([0.0, 0.0], 0, 2, [-2.5, -3.0])
+AFTER_FLUSH = ([2.0, 2.0], 0, 2, [-2.5, -3.0])
 
 
 @pytest.mark.parametrize("family", H.FAMILIES)

@@ -89,15 +89,6 @@ def sum_duplicates(grad):
     return tf.IndexedSlices(values, rows, grad.dense_shape)
 
 
-def op_types(graph):
-    """Op types in ``graph`` and in its functions (TF2 builds cond branches
-    as functions)."""
-    found = set(o.type for o in graph.get_operations())
-    for function in graph.as_graph_def().library.function:
-        found.update(node.op for node in function.node_def)
-    return found
-
-
 def _train(mode, distributed, key, steps, batch, x, y):
     with H.Harness(mode, distributed) as h:
         variables = make_variables(resource=True if key[0] != "v1" else None)
@@ -118,7 +109,7 @@ def _train(mode, distributed, key, steps, batch, x, y):
         for start in range(0, len(x), batch):
             run(x[start:start + batch], y[start:start + batch])
         assert set(kinds) == {"IndexedSlices"}, kinds
-        ops = op_types(h.session.graph) if mode == "graph" else None
+        ops = H.op_types(h.session.graph) if mode == "graph" else None
         # The bookkeeping beyond one accumulator per variable: row marks.
         marks = acc and [(tuple(v.shape), v.dtype.name) for v in acc.variables
                          if "/rows/" in v.name]

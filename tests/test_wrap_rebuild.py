@@ -127,9 +127,9 @@ def test_optimizer_that_can_be_neither_rebuilt_nor_copied_is_refused_clearly():
 # cycle (gradient fed, variable value, accumulator value).
 OVERWRITE_TABLE = [
     (1.0, 0.0, 1.0),    # first micro-step: the accumulator takes the value
-    (2.0, 2.0, 0.0),    # applied: the maximum, 2.0 (a mean would give 1.5)
+    (2.0, 2.0, 2.0),    # applied: the maximum, 2.0 (a mean would give 1.5)
     (-3.0, 2.0, -3.0),  # a new cycle starts from its own first value
-    (-5.0, -3.0, 0.0),  # the maximum of negatives, not of zero and them
+    (-5.0, -3.0, -3.0),  # the maximum of negatives, not of zero and them
 ]
 
 
