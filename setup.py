@@ -29,7 +29,7 @@ setup(
     description="Exact gradient accumulation for TensorFlow 1.14 to 2.x, one API",
     long_description=read_readme(),
     long_description_content_type="text/markdown",
-    packages=find_packages(exclude=("tests", "tests.*", "benchmarks")),
+    packages=find_packages(exclude=("tests", "tests.*")),
     # Top level, so that pytest loading it does not import the package (and
     # TensorFlow) in test sessions that never use it.
     py_modules=["pytest_gradacc_compat"],
@@ -39,6 +39,7 @@ setup(
         "tf": ["tensorflow"],
         "tf-cpu": ["tensorflow-cpu"],
         "test": ["pytest"],
+        "bench": ["matplotlib"],  # the benchmark's --png plot
     },
     # The pytest plugin is inert unless a test uses its fixtures.
     entry_points={"pytest11": ["gradacc_compat = pytest_gradacc_compat"]},

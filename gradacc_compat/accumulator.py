@@ -553,8 +553,9 @@ class GradientAccumulator(tf.Module):
                     if value.dtype not in divisors:
                         divisors[value.dtype] = tf.cast(div, value.dtype)
                     value = tf.math.divide_no_nan(value, divisors[value.dtype])
-                if value.dtype != variables[i].dtype.base_dtype:
-                    value = tf.cast(value, variables[i].dtype.base_dtype)
+                dtype = tf.as_dtype(variables[i].dtype).base_dtype  # Keras 3: a string
+                if value.dtype != dtype:
+                    value = tf.cast(value, dtype)
                 if rows is not None:
                     value = tf.IndexedSlices(value, rows,
                                              dense_shape=tf.shape(accum, out_type=tf.int64))

@@ -37,6 +37,7 @@ __all__ = [
     "keras_register_serializable", "keras_fit_per_replica_batch", "keras_fit_batch_size",
     "visible_devices", "progress_bar", "do_not_convert",
     "multi_worker_mirrored_strategy", "cross_device_ops", "eager_assign", "eager_assign_add",
+    "xla_function_kwargs", "keras_own_accumulation",
 ]
 
 
@@ -190,6 +191,22 @@ def eager_by_default():
     # 1.14 has only the framework function.
     from tensorflow.python.framework import ops
     return ops.executing_eagerly_outside_functions()
+
+
+def xla_function_kwargs():
+    """``tf.function`` keyword arguments that compile it with XLA, or None:
+    ``jit_compile`` from 2.5, ``experimental_compile`` 2.1 -> 2.4, none on
+    1.x and 2.0."""
+    if TF_VERSION >= (2, 5, 0):
+        return {"jit_compile": True}
+    if TF_VERSION >= (2, 1, 0):
+        return {"experimental_compile": True}
+    return None
+
+
+def keras_own_accumulation():
+    """Whether Keras optimizers take ``gradient_accumulation_steps`` (Keras 3)."""
+    return KERAS_FLAVOUR == "keras3"
 
 
 # ----------------------------------------------------------- distribution

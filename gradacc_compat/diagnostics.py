@@ -14,11 +14,14 @@ class _OutermostCalls(object):
     reduction as one reduce_implementation call per value."""
 
     calls = 0
+    bytes = 0  # one replica's share of what the counted calls reduced
     _depth = 0
 
     def _counted(self, implementation, *args, **kwargs):
         if self._depth == 0:
             self.calls += 1
+            self.bytes += _payload(args[1:2] or [kwargs[k] for k in (
+                "value", "per_replica_value", "value_destination_pairs") if k in kwargs])
         self._depth += 1
         try:
             return implementation(*args, **kwargs)
@@ -35,6 +38,7 @@ class CountingReduction(_OutermostCalls, tf.distribute.ReductionToOneDevice):
         strategy = tf.distribute.MirroredStrategy(devices, cross_device_ops=counter)
         ... train N micro-steps eagerly ...
         counter.calls   # one gradient reduction per EFFECTIVE step with gac
+        counter.bytes   # what one replica sent in them (static shapes only)
 
     Counts Python-side calls: in eager mode that is one per reduction run; in
     a ``tf.function`` one per reduction traced.
@@ -49,31 +53,58 @@ class CountingReduction(_OutermostCalls, tf.distribute.ReductionToOneDevice):
                              *args, **kwargs)
 
 
+def _payload(args):
+    """Bytes of one replica's values in ``args`` (a per-replica value, or
+    ``(value, destination)`` pairs): the size of what one replica sends."""
+    total = 0
+    for arg in args:
+        if isinstance(arg, (list, tuple)):
+            total += _payload([pair[0] if isinstance(pair, tuple) else pair for pair in arg])
+            continue
+        parts = getattr(arg, "values", None)
+        value = parts[0] if isinstance(parts, (list, tuple)) and parts else arg
+        for tensor in ((value.values, value.indices) if isinstance(value, tf.IndexedSlices)
+                       else (value,)):
+            shape = getattr(tensor, "shape", None)
+            if shape is not None and tf.TensorShape(shape).is_fully_defined():
+                total += (tf.TensorShape(shape).num_elements()
+                          * tf.as_dtype(tensor.dtype).size)
+    return total
+
+
 @contextlib.contextmanager
 def count_reductions(strategy):
     """Counts the cross-device reductions ``strategy`` runs inside the block,
-    for strategies that take no ``cross_device_ops`` (MultiWorkerMirrored):
-    its own reduction object's methods are wrapped for the block's time.
+    with any strategy (MirroredStrategy, MultiWorkerMirrored): the
+    strategy's ``reduce_to``/``batch_reduce_to`` (where variable updates
+    and optimizers reduce; MirroredStrategy reduces CPU-placed variables
+    without its ``cross_device_ops``) and its reduction object's methods
+    (replica-context all-reduces) are wrapped for the block's time.
 
         with count_reductions(strategy) as counter:
             ...train...
-        counter.calls
+        counter.calls, counter.bytes
 
-    Outermost calls only, as ``CountingReduction``.
+    Outermost calls only, as ``CountingReduction``: count eagerly (a
+    ``tf.function`` counts what it traces, not what it runs).
     """
-    ops = compat.cross_device_ops(strategy)
+    try:
+        ops = compat.cross_device_ops(strategy)
+    except NotImplementedError:  # chosen at first use (TF 1.14 contrib)
+        ops = None
     counter = _OutermostCalls()
-    names = [n for n in ("reduce_implementation", "batch_reduce_implementation",
-                         "_all_reduce", "_all_reduce_per_replica_values")
-             if hasattr(ops, n)]
+    patched = [(strategy.extended, n) for n in ("reduce_to", "batch_reduce_to")]
+    patched += [(ops, n) for n in ("reduce_implementation", "batch_reduce_implementation",
+                                   "_all_reduce", "_all_reduce_per_replica_values")
+                if ops is not None and hasattr(ops, n)]
 
     def counted(method):
         return lambda *args, **kwargs: counter._counted(method, *args, **kwargs)
 
-    for name in names:
-        setattr(ops, name, counted(getattr(ops, name)))
+    for owner, name in patched:
+        setattr(owner, name, counted(getattr(owner, name)))
     try:
         yield counter
     finally:
-        for name in names:
-            delattr(ops, name)  # back to the class's method
+        for owner, name in patched:
+            delattr(owner, name)  # back to the class's method

@@ -1,0 +1,381 @@
+"""The ways to train an effective batch of N micro-batches that the
+benchmark compares, each as a :class:`Candidate` whose ``cycle()`` runs one
+effective step (N micro-steps, or one big batch)."""
+from __future__ import absolute_import, division, print_function
+
+import numpy as np
+
+import gradacc_compat as gac
+from gradacc_compat import compat
+from gradacc_compat.bench.workloads import loss_fn
+from gradacc_compat.compat import tf
+
+__all__ = ["Candidate", "Setting", "loop_candidates", "fit_candidates",
+           "eager_candidates", "plain", "big", "accumulator", "tutorial", "FLOORS"]
+
+#: The floors a candidate's cost is read against.
+FLOORS = ("floor", "floor+write")
+
+
+class Setting(object):
+    """What every candidate of one run shares: the workload, N, b, the
+    strategy (None: one device), and the data (N micro-batches)."""
+
+    def __init__(self, workload, steps, batch, strategy=None, traced=True):
+        self.workload = workload
+        self.traced = traced  # False: no tf.function anywhere (to count eager reductions)
+        self.steps = steps
+        self.batch = batch
+        self.strategy = strategy
+        self.xs, self.ys = workload.micro_batches(steps, batch)
+        self.big_x = tf.concat(self.xs, 0)
+        self.big_y = tf.concat(self.ys, 0)
+
+    @property
+    def replicas(self):
+        return 1 if self.strategy is None else self.strategy.num_replicas_in_sync
+
+    def scope(self):
+        return self.strategy.scope() if self.strategy is not None else compat.nullcontext()
+
+    def optimizer(self):
+        """Adam: Keras' where its optimizers run in loops under this TF's
+        strategies (TF2), the v1 one on TF 1.x."""
+        if compat.TF1:
+            return tf.compat.v1.train.AdamOptimizer(1e-3)
+        return compat.keras_module().optimizers.Adam(1e-3)
+
+    def run(self, fn, *args):
+        """``fn(*args)`` in replica context (once per replica) when there is a
+        strategy; a local micro-batch is the replica's share of the global one."""
+        if self.strategy is None:
+            return fn(*args)
+        return compat.run_in_replicas(self.strategy, fn, args)
+
+    def local(self, x):
+        if self.strategy is None:
+            return x
+        ctx = tf.distribute.get_replica_context()
+        return tf.split(x, self.replicas)[compat.replica_index(ctx)]
+
+    def gradients(self, model, x, y):
+        rows = int(x.shape[0])
+        with tf.GradientTape() as tape:
+            loss = loss_fn(model, self.local(x), self.local(y), rows)
+        return tape.gradient(loss, model.trainable_variables)
+
+
+class Candidate(object):
+    """``cycle()`` runs one effective step, ``block(k)`` k of them (one
+    ``fit`` call for the fit candidates); ``traces`` counts the Python
+    bodies of its ``tf.function`` s that ran (each a trace)."""
+
+    def __init__(self, name, what, model, optimizer, exact=False):
+        self.name = name
+        self.what = what
+        self.model = model
+        self.optimizer = optimizer
+        self.cycle = None
+        self.exact = exact      # accumulates: its weights must equal the big batch's
+        self.traces = [0]
+
+    def block(self, cycles):
+        for _ in range(cycles):
+            self.cycle()
+
+    def weights(self):
+        return [np.asarray(w) for w in self.model.get_weights()]
+
+
+def _function(s, body, traces, xla=False):
+    """``tf.function(body)`` that counts its traces in ``traces[0]`` (``body``
+    itself when the setting runs untraced)."""
+    if not s.traced:
+        return body
+
+    def counted(*args):
+        traces[0] += 1
+        out = body(*args)
+        # A tensor is returned (the floor's: else its work is pruned); ops
+        # and optimizer results are not (functions return tensors only).
+        return out if isinstance(out, tf.Tensor) else None
+    kwargs = compat.xla_function_kwargs() if xla else None
+    return tf.function(counted, **(kwargs or {}))
+
+
+def _each_micro_batch(s, c, step, traced=True, xla=False):
+    """``c.cycle``: ``step(x, y)`` in replica context on each micro-batch,
+    traced once (a tf.function) unless ``traced`` is false."""
+    if traced:
+        fn = _function(s, lambda x, y: s.run(step, x, y), c.traces, xla=xla)
+    else:
+        def fn(x, y):
+            return s.run(step, x, y)
+
+    def cycle():
+        for x, y in zip(s.xs, s.ys):
+            fn(x, y)
+    c.cycle = cycle
+    return c
+
+
+def _apply(s, model, opt):
+    if compat.KERAS_FLAVOUR == "keras3" and s.strategy is not None:
+        # Keras 3 builds its state on the first apply; inside a replica
+        # function of a tf.function that apply fails at run time.
+        with s.scope():
+            opt.build(model.trainable_variables)
+
+    def step(x, y):
+        opt.apply_gradients(list(zip(s.gradients(model, x, y), model.trainable_variables)))
+    return step
+
+
+def plain(s):
+    with s.scope():
+        model, opt = s.workload.build(), s.optimizer()
+    c = Candidate("plain(b)", "apply the optimizer on every micro-batch of b", model, opt)
+    return _each_micro_batch(s, c, _apply(s, model, opt))
+
+
+def big(s):
+    with s.scope():
+        model, opt = s.workload.build(), s.optimizer()
+    c = Candidate("big(N*b)", "one step on the concatenated N*b batch (the reference)",
+                  model, opt)
+    step = _apply(s, model, opt)
+    fn = _function(s, lambda x, y: s.run(step, x, y), c.traces)
+    c.cycle = lambda: fn(s.big_x, s.big_y)
+    return c
+
+
+def _floor(s):
+    with s.scope():
+        model = s.workload.build()
+    c = Candidate("floor", "forward/backward only; every gradient read once, nothing applied",
+                  model, None)
+
+    def step(x, y):
+        grads = s.gradients(model, x, y)
+        return tf.add_n([tf.reduce_sum(g.values if isinstance(g, tf.IndexedSlices) else g)
+                         for g in grads])
+    return _each_micro_batch(s, c, step)
+
+
+def _buffers(s, model, **kwargs):
+    with s.scope():
+        return [tf.Variable(tf.zeros(v.shape, v.dtype), trainable=False, **kwargs)
+                for v in model.trainable_variables]
+
+
+def _write(buffer, grad, first):
+    if isinstance(grad, tf.IndexedSlices):
+        if first:
+            buffer.assign(tf.zeros_like(buffer))
+        return buffer.scatter_add(grad)
+    return buffer.assign(grad) if first else buffer.assign_add(grad)
+
+
+def _floor_write(s):
+    """The floor of accumulation: forward/backward plus one write of each
+    gradient into a preallocated buffer (assign on the first micro-batch,
+    add after), counted on the host; the mean applied by another function."""
+    with s.scope():
+        model, opt = s.workload.build(), s.optimizer()
+    buffers = _buffers(s, model)
+    c = Candidate("floor+write", "forward/backward + one write per gradient into a buffer; "
+                  "host-counted; buffer/N applied by a second function", model, opt)
+
+    def micro(first):
+        def step(x, y):
+            for b, g in zip(buffers, s.gradients(model, x, y)):
+                _write(b, g, first)
+        return _function(s, lambda x, y: s.run(step, x, y), c.traces)
+
+    first, rest = micro(True), micro(False)
+    apply_fn = _function(s, lambda: s.run(lambda: opt.apply_gradients(
+        [(b / float(s.steps), v) for b, v in zip(buffers, model.trainable_variables)])),
+        c.traces)
+
+    def cycle():
+        first(s.xs[0], s.ys[0])
+        for x, y in zip(s.xs[1:], s.ys[1:]):
+            rest(x, y)
+        apply_fn()
+    c.cycle = cycle
+    return c
+
+
+def tutorial(s):
+    """The pattern of many tutorials: accumulate into model-like variables
+    (mirrored: every add is an all-reduce under a strategy), apply their
+    mean every N micro-batches, then zero them."""
+    with s.scope():
+        model, opt = s.workload.build(), s.optimizer()
+    buffers = _buffers(s, model, synchronization=tf.VariableSynchronization.ON_WRITE,
+                       aggregation=tf.VariableAggregation.SUM)
+    c = Candidate("reduce-every-micro-step", "tutorial pattern: mirrored buffers += gradient "
+                  "(an all-reduce per micro-step under a strategy), apply, zero",
+                  model, opt, exact=True)
+
+    def step(x, y):
+        grads = s.gradients(model, x, y)
+        for b, g in zip(buffers, grads):
+            b.assign_add(tf.convert_to_tensor(g))
+
+    _apply(s, model, opt)  # (builds Keras 3's state)
+
+    def apply_step():
+        # Every replica holds the same sum and the optimizer adds the
+        # replicas' gradients: divide by both. (tf.function orders the
+        # stateful ops as written.)
+        scale = float(s.steps * s.replicas)
+        opt.apply_gradients([(b / scale, v) for b, v in zip(buffers, model.trainable_variables)])
+        for b in buffers:
+            b.assign(tf.zeros_like(b))
+
+    _each_micro_batch(s, c, step)
+    micro_steps = c.cycle
+    apply_fn = _function(s, lambda: s.run(apply_step), c.traces)
+
+    def cycle():
+        micro_steps()
+        apply_fn()
+    c.cycle = cycle
+    return c
+
+
+def accumulator(s, eager=False, xla=False):
+    with s.scope():
+        model, opt = s.workload.build(), s.optimizer()
+        acc = gac.GradientAccumulator(s.steps)
+    name = "gac eager" if eager else ("gac XLA" if xla else "gac tf.function")
+    c = Candidate(name, "GradientAccumulator.step " + (
+        "eagerly" if eager else "in tf.function" + (" compiled by XLA" if xla else "")),
+        model, opt, exact=True)
+
+    def step(x, y):
+        acc.step(opt, s.gradients(model, x, y), model.trainable_variables)
+    return _each_micro_batch(s, c, step, traced=not eager, xla=xla)
+
+
+def _keras_own_loop(s):
+    keras = compat.keras_module()
+    model = s.workload.build()
+    opt = keras.optimizers.Adam(1e-3, gradient_accumulation_steps=s.steps)
+    c = Candidate("keras3 own loop", "Keras 3 Adam(gradient_accumulation_steps=N) in a "
+                  "tf.function loop", model, opt, exact=True)
+    return _each_micro_batch(s, c, _apply(s, model, opt))
+
+
+def loop_candidates(s, eager=True, xla=True):
+    """The custom-loop candidates this TF and setting can run."""
+    makers = [plain, big, _floor, _floor_write, accumulator, tutorial]
+    if eager:
+        makers.append(lambda s_: accumulator(s_, eager=True))
+    if xla and compat.xla_function_kwargs() and not s.workload.sparse and s.strategy is None:
+        # (XLA needs static shapes: the sparse apply's touched rows are not.)
+        makers.append(lambda s_: accumulator(s_, xla=True))
+    if compat.keras_own_accumulation() and s.strategy is None:
+        makers.append(_keras_own_loop)
+    return [make(s) for make in makers]
+
+
+# ----------------------------------------------------------------- eager
+def eager_candidates(s):
+    """Eager per-micro-step cost with the gradients computed once up front
+    (what is left is the accumulation's own work): the optimizer's eager
+    apply on every micro-batch, the hand-written eager loop of writes into
+    buffers with the mean applied every N, and ``acc.step`` eagerly."""
+    with s.scope():
+        models = [s.workload.build() for _ in range(3)]
+    grads = [tf.convert_to_tensor(g) for g in s.gradients(models[0], s.xs[0], s.ys[0])]
+    found = []
+
+    opt = s.optimizer()
+    c = Candidate("eager apply", "the optimizer's eager apply_gradients on every micro-batch",
+                  models[0], opt)
+    pairs = list(zip(grads, models[0].trainable_variables))
+    c.cycle = lambda: [opt.apply_gradients(pairs) for _ in range(s.steps)]
+    found.append(c)
+
+    opt2 = s.optimizer()
+    buffers = _buffers(s, models[1])
+    c = Candidate("eager floor+write", "hand-written eager loop: assign/assign_add into "
+                  "buffers, host-counted, buffer/N applied every N", models[1], opt2)
+    variables = models[1].trainable_variables
+
+    def floor_cycle():
+        for k in range(s.steps):
+            for b, g in zip(buffers, grads):
+                _write(b, g, k == 0)
+        opt2.apply_gradients([(b / float(s.steps), v) for b, v in zip(buffers, variables)])
+    c.cycle = floor_cycle
+    found.append(c)
+
+    opt3 = s.optimizer()
+    acc = gac.GradientAccumulator(s.steps)
+    c = Candidate("gac eager", "acc.step eagerly", models[2], opt3)
+    variables3 = models[2].trainable_variables
+    c.cycle = lambda: [acc.step(opt3, grads, variables3) for _ in range(s.steps)]
+    found.append(c)
+    return found
+
+
+# ------------------------------------------------------------------- fit
+def _fit_candidate(s, name, what, optimizer, exact, big=False):
+    """``model.fit`` over the micro-batches (or, ``big``, over their
+    concatenation): ``block(k)`` is one fit call of k effective steps."""
+    model = s.workload.build()
+    kwargs = {"jit_compile": False} if compat.KERAS_FLAVOUR == "keras3" else {}
+    model.compile(optimizer=optimizer, loss=_keras_loss(), **kwargs)
+    x = np.concatenate([np.asarray(t) for t in s.xs])
+    y = np.concatenate([np.asarray(t) for t in s.ys])
+    per_step = s.batch * s.steps if big else s.batch
+    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(per_step).repeat()
+    c = Candidate(name, what, model, optimizer, exact=exact)
+    c.block = lambda cycles: model.fit(data, epochs=1, verbose=0,
+                                       steps_per_epoch=cycles * (1 if big else s.steps))
+    c.cycle = lambda: c.block(1)
+    return c
+
+
+def _keras_loss():
+    keras = compat.keras_module()
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def fit_candidates(s):
+    """``model.fit`` candidates: plain, gac.wrap, Keras 3's own accumulation,
+    Horovod's backward_passes_per_step (where Horovod imports)."""
+    keras = compat.keras_module()
+    adam = keras.optimizers.Adam
+    found = [
+        _fit_candidate(s, "fit plain(b)", "model.fit, an update per micro-batch", adam(1e-3),
+                       False),
+        _fit_candidate(s, "fit big(N*b)", "model.fit on batches of N*b (the fit reference)",
+                       adam(1e-3), False, big=True),
+        _fit_candidate(s, "fit gac.wrap", "model.fit with gac.wrap(Adam, N)",
+                       gac.wrap(adam(1e-3), s.steps), True),
+    ]
+    if compat.keras_own_accumulation():
+        found.append(_fit_candidate(
+            s, "fit keras3 own", "model.fit with Adam(gradient_accumulation_steps=N)",
+            adam(1e-3, gradient_accumulation_steps=s.steps), True))
+    horovod = _horovod_keras()
+    if horovod is not None:
+        found.append(_fit_candidate(
+            s, "fit horovod bpps", "model.fit with hvd.DistributedOptimizer(Adam, "
+            "backward_passes_per_step=N, average_aggregated_gradients=True)",
+            horovod.DistributedOptimizer(adam(1e-3), backward_passes_per_step=s.steps,
+                                         average_aggregated_gradients=True), True))
+    return found
+
+
+def _horovod_keras():
+    try:
+        import horovod.tensorflow.keras as hvd
+    except ImportError:
+        return None
+    hvd.init()
+    return hvd

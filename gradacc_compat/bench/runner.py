@@ -1,0 +1,247 @@
+"""The benchmark's sections, run in order, and the targets read from them."""
+from __future__ import absolute_import, division, print_function
+
+import sys
+
+import numpy as np
+
+from gradacc_compat import compat
+from gradacc_compat.bench import candidates, memory, report, timing, workloads
+from gradacc_compat.compat import tf
+
+__all__ = ["setup_devices", "run", "memory_child"]
+
+
+def setup_devices(cpus):
+    """Two logical CPUs for the MirroredStrategy section (before any op);
+    TF 1.x runs eagerly."""
+    if compat.TF1:
+        tf.compat.v1.enable_eager_execution(config=compat.tf1_session_config(cpus))
+    elif cpus > 1:
+        compat.split_cpu(cpus)
+    tf.get_logger().setLevel("ERROR")
+
+
+def memory_child(args):
+    memory.child(workloads.get(args.workloads), args.child_memory, args.steps, args.batch)
+    return 0
+
+
+def run(args):
+    skip = set(filter(None, args.skip.split(",")))
+    results = {"tf": compat.TF_VERSION_STRING, "python": sys.version.split()[0],
+               "keras": compat.KERAS_VERSION, "steps": args.steps, "batch": args.batch,
+               "rounds": args.rounds, "cycles": args.cycles, "sections": []}
+    print("gradacc_compat benchmark: TensorFlow %s, Keras %s, Python %s; N=%d micro-batches "
+          "of b=%d; %d rounds of %d effective step(s) per candidate"
+          % (results["tf"], results["keras"], results["python"], args.steps, args.batch,
+             args.rounds, args.cycles))
+    if "loops" not in skip:
+        for name in args.workloads.split(","):
+            results["sections"].append(_workload_section(workloads.get(name), args))
+    if "eager" not in skip:
+        results["sections"].append(_eager_section(workloads.get(args.eager_workload), args))
+    if "mirrored" not in skip:
+        results["mirrored"] = _mirrored_section(workloads.get(args.workloads.split(",")[0]), args)
+        results["sections"].append(results["mirrored"])
+    if "memory" not in skip:
+        results["memory"] = _memory_section(workloads.get(args.memory_workload), args)
+    results["targets"] = _targets(results)
+    print("\n## targets (read from this run; nothing is asserted)")
+    for line in results["targets"]:
+        print("%-5s %s" % ("PASS" if line["met"] else ("n/a" if line["met"] is None else "MISS"),
+                           line["text"]))
+    if args.json:
+        report.write_json(args.json, results)
+        print("\nwrote %s" % args.json)
+    if args.png:
+        why = report.write_png(args.png, results)
+        print("no plot: %s" % why if why else "wrote %s" % args.png)
+    return 0
+
+
+# ---------------------------------------------------------------- timing
+def _timed(title, found, baseline, args, note=""):
+    """Warm-up (two effective steps from the same weights: the exactness
+    check, and every trace), then alternating rounds; one row each."""
+    reference, warm = {}, {}
+    for c in found:
+        c.block(2)
+        warm[c.name] = c.weights()
+        if c.name in ("big(N*b)", "fit big(N*b)"):
+            reference[c.name.startswith("fit")] = warm[c.name]
+    traced = dict((c.name, c.traces[0]) for c in found)
+    iterations = dict((c.name, _iterations(c.optimizer)) for c in found)
+    samples = timing.alternate(found, args.steps, args.rounds, args.cycles)
+    rows = []
+    for c in found:
+        ref = reference.get(c.name.startswith("fit"))
+        row = {"name": c.name, "what": c.what, "ms": timing.spread(samples[c.name]),
+               "speed": timing.paired(samples[baseline], samples[c.name]),
+               "retraces": (c.traces[0] - traced[c.name]) if traced[c.name] else None,
+               "max_dw": (_max_diff(warm[c.name], ref)
+                          if c.exact and ref is not None else None),
+               "iterations_per_effective_step": (
+                   None if iterations[c.name] is None else iterations[c.name] / 2.0)}
+        for floor in candidates.FLOORS:
+            if floor in samples and not c.name.startswith("fit"):
+                row["vs_" + floor.replace("+", "_")] = timing.paired(samples[c.name],
+                                                                      samples[floor])
+                row["overhead_ms_vs_" + floor.replace("+", "_")] = timing.spread(
+                    np.asarray(samples[c.name]) - np.asarray(samples[floor]))
+        rows.append(row)
+    section = {"title": title, "baseline": baseline, "rows": rows, "note": note,
+               "samples": samples}
+    report.print_section(section)
+    return section
+
+
+def _iterations(optimizer):
+    value = getattr(optimizer, "iterations", None)
+    try:
+        return None if value is None else int(np.asarray(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def _max_diff(got, want):
+    return float(max(np.max(np.abs(a - b)) for a, b in zip(got, want)))
+
+
+def _workload_section(workload, args):
+    s = candidates.Setting(workload, args.steps, args.batch)
+    found = candidates.loop_candidates(s, eager=True) + candidates.fit_candidates(s)
+    return _timed("%s, one device (%s)" % (workload.name, workload.description), found,
+                  "plain(b)", args,
+                  note="speed: examples/s relative to plain(b), paired per round; fit rows "
+                       "against fit plain(b)")
+
+
+def _eager_section(workload, args):
+    s = candidates.Setting(workload, args.steps, args.batch)
+    found = candidates.eager_candidates(s)
+    section = _timed("eager overhead, %s, gradients computed once" % workload.name, found,
+                     "eager apply", args,
+                     note="per micro-step: the accumulation's own work (or the optimizer's "
+                          "apply) with no forward/backward")
+    return section
+
+
+def _mirrored_section(workload, args):
+    from gradacc_compat.diagnostics import count_reductions
+    strategy = compat.mirrored_strategy(["/cpu:0", "/cpu:1"])
+    # Counted eagerly: a tf.function counts its trace, not its runs.
+    eager = candidates.Setting(workload, args.steps, args.batch, strategy, traced=False)
+    counts = {}
+    for c in _mirrored(eager):
+        c.block(1)  # creates slots and accumulators
+        with count_reductions(strategy) as counter:
+            c.block(2)
+        counts[c.name] = (counter.calls / 2.0, counter.bytes / 2.0)
+    s = candidates.Setting(workload, args.steps, args.batch, strategy)
+    found = _mirrored(s)
+    section = _timed("MirroredStrategy, 2 logical CPUs, %s" % workload.name, found,
+                     "plain(b)", args, note="reductions / bytes per effective step: " + ", ".join(
+                         "%s %g / %d" % (k, v[0], v[1]) for k, v in sorted(counts.items())))
+    for row in section["rows"]:
+        row["reductions_per_effective_step"], row["bytes_per_effective_step"] = \
+            counts.get(row["name"], (None, None))
+    return section
+
+
+def _mirrored(s):
+    return [candidates.plain(s), candidates.big(s), candidates.accumulator(s),
+            candidates.tutorial(s)]
+
+
+def _memory_section(workload, args):
+    print("\n## memory (%s, N=%d, b=%d; each in a fresh process)"
+          % (workload.description, args.steps, args.memory_batch))
+    runs = [memory.measure(workload, mode, args.steps, args.memory_batch)
+            for mode, _ in memory.MODES]
+    for run_ in runs:
+        print("%-18s %s" % (run_["mode"], _memory_text(run_)))
+    section = {"workload": workload.name, "runs": runs}
+    peaks = dict((r["mode"], r) for r in runs)
+    acc, big = peaks.get("accumulate(N,b)", {}), peaks.get("plain(N*b)", {})
+    if acc.get("peak_virtual") and big.get("peak_virtual") and not args.quick:
+        cap = (acc["peak_virtual"] + big["peak_virtual"]) // 2
+        print("under one address-space cap of %.0f MiB (RLIMIT_AS):" % (cap / 2.0 ** 20))
+        section["cap"] = cap
+        section["capped"] = [memory.measure(workload, mode, args.steps, args.memory_batch, cap)
+                             for mode in ("accumulate(N,b)", "plain(N*b)")]
+        for run_ in section["capped"]:
+            print("%-18s %s" % (run_["mode"], _memory_text(run_)))
+    return section
+
+
+def _memory_text(run_):
+    if run_.get("failed"):
+        return "FAILED%s: %s" % (" (out of memory)" if run_.get("out_of_memory") else "",
+                                 run_["failed"])
+    text = "peak RSS %.0f MiB, peak virtual %.0f MiB" % (run_["peak_rss"] / 2.0 ** 20,
+                                                         run_["peak_virtual"] / 2.0 ** 20)
+    if run_.get("allocator_peak"):
+        text += ", allocator peak %.0f MiB" % (run_["allocator_peak"] / 2.0 ** 20)
+    return text + ", completed"
+
+
+# --------------------------------------------------------------- targets
+def _targets(results):
+    lines = []
+
+    def target(text, met):
+        lines.append({"text": text, "met": met})
+
+    for section in results["sections"]:
+        rows = dict((r["name"], r) for r in section["rows"])
+        title = section["title"].split(" (")[0]
+
+        def at_least(name, other, title=title, samples=section["samples"]):
+            """``name`` at least as fast as ``other``: speed ratio paired per round."""
+            if name not in samples or other not in samples:
+                return
+            ratio = timing.paired(samples[other], samples[name])
+            target("%s: %s >= %s in speed: %.3f [%.3f-%.3f]" % ((title, name, other) + ratio),
+                   ratio[0] >= 1.0)
+
+        at_least("gac tf.function", "floor+write")
+        at_least("gac tf.function", "keras3 own loop")
+        at_least("gac tf.function", "reduce-every-micro-step")
+        at_least("fit gac.wrap", "fit keras3 own")
+        at_least("fit gac.wrap", "fit horovod bpps")
+        if "gac eager" in rows and "eager floor+write" in rows:
+            ratio = timing.paired(section["samples"]["gac eager"],
+                                  section["samples"]["eager floor+write"])
+            target("%s: gac eager <= 1.1 x eager floor+write: %.3f [%.3f-%.3f]"
+                   % ((title,) + ratio), ratio[0] <= 1.1)
+        at_least("gac eager", "eager apply")
+        for name, row in sorted(rows.items()):
+            if row.get("max_dw") is not None:
+                target("%s: %s equals the big batch: max|dw| %.1e" % (title, name, row["max_dw"]),
+                       row["max_dw"] <= 1e-5)
+            if row.get("retraces") is not None and name.startswith("gac"):
+                target("%s: %s retraces after warm-up: %d" % (title, name, row["retraces"]),
+                       row["retraces"] == 0)
+        if "gac tf.function" in rows and rows["gac tf.function"].get(
+                "reductions_per_effective_step") is not None:
+            acc, big = rows["gac tf.function"], rows["big(N*b)"]
+            target("%s: one all-reduce per effective step (%g), the big batch's bytes (%d vs %d)"
+                   % (title, acc["reductions_per_effective_step"],
+                      acc["bytes_per_effective_step"], big["bytes_per_effective_step"]),
+                   acc["reductions_per_effective_step"] == big["reductions_per_effective_step"]
+                   and acc["bytes_per_effective_step"] == big["bytes_per_effective_step"])
+    runs = dict((r["mode"], r) for r in (results.get("memory") or {}).get("runs", []))
+    if all(runs.get(m, {}).get("peak_rss") for m, _ in memory.MODES):
+        acc, plain = runs["accumulate(N,b)"], runs["plain(b)"]
+        limit = plain["peak_rss"] + 1.2 * acc["parameter_bytes"]
+        target("memory: accumulate(N,b) peak RSS %.0f MiB <= plain(b) %.0f MiB + 1.2 x "
+               "parameters (%.0f MiB)" % (acc["peak_rss"] / 2.0 ** 20, plain["peak_rss"] / 2.0 ** 20,
+                                          acc["parameter_bytes"] / 2.0 ** 20),
+               acc["peak_rss"] <= limit)
+    capped = dict((r["mode"], r) for r in (results.get("memory") or {}).get("capped", []))
+    if capped:
+        target("memory cap: plain(N*b) runs out of memory, accumulate(N,b) completes",
+               bool(capped["plain(N*b)"].get("out_of_memory"))
+               and not capped["accumulate(N,b)"].get("failed"))
+    return lines
