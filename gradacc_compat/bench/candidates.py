@@ -138,15 +138,31 @@ def plain(s):
     return _each_micro_batch(s, c, _apply(s, model, opt))
 
 
-def big(s):
+def big(s, xla=False):
     with s.scope():
         model, opt = s.workload.build(), s.optimizer()
-    c = Candidate("big(N*b)", "one step on the concatenated N*b batch (the reference)",
-                  model, opt)
-    step = _apply(s, model, opt)
-    fn = _function(s, lambda x, y: s.run(step, x, y), c.traces)
+    c = Candidate("big(N*b)" + (" XLA" if xla else ""), "one step on the concatenated N*b "
+                  "batch (the reference%s)" % (", compiled by XLA" if xla else ""), model, opt)
+    _apply(s, model, opt)  # (builds Keras 3's state)
+
+    def step(x, y):
+        # Rows repeated in the batch's IndexedSlices summed first, as
+        # accumulation does: the mean gradient, whatever the optimizer does
+        # with duplicates (Keras 3 Adam squares each duplicate apart).
+        grads = [_sum_duplicates(g) for g in s.gradients(model, x, y)]
+        opt.apply_gradients(list(zip(grads, model.trainable_variables)))
+
+    fn = _function(s, lambda x, y: s.run(step, x, y), c.traces, xla=xla)
     c.cycle = lambda: fn(s.big_x, s.big_y)
     return c
+
+
+def _sum_duplicates(grad):
+    if not isinstance(grad, tf.IndexedSlices):
+        return grad
+    rows, positions = tf.unique(grad.indices)
+    values = tf.math.unsorted_segment_sum(grad.values, positions, tf.shape(rows)[0])
+    return tf.IndexedSlices(values, rows, grad.dense_shape)
 
 
 def _floor(s):
@@ -275,7 +291,9 @@ def loop_candidates(s, eager=True, xla=True):
         makers.append(lambda s_: accumulator(s_, eager=True))
     if xla and compat.xla_function_kwargs() and not s.workload.sparse and s.strategy is None:
         # (XLA needs static shapes: the sparse apply's touched rows are not.)
-        makers.append(lambda s_: accumulator(s_, xla=True))
+        # Its reference is the big batch compiled alike (XLA orders sums its
+        # own way; Adam turns round-off in near-zero gradients into steps).
+        makers += [lambda s_: big(s_, xla=True), lambda s_: accumulator(s_, xla=True)]
     if compat.keras_own_accumulation() and s.strategy is None:
         makers.append(_keras_own_loop)
     return [make(s) for make in makers]

@@ -68,14 +68,14 @@ def _timed(title, found, baseline, args, note=""):
     for c in found:
         c.block(2)
         warm[c.name] = c.weights()
-        if c.name in ("big(N*b)", "fit big(N*b)"):
-            reference[c.name.startswith("fit")] = warm[c.name]
+        if "big(N*b)" in c.name and _group(c.name) not in reference:
+            reference[_group(c.name)] = warm[c.name]
     traced = dict((c.name, c.traces[0]) for c in found)
     iterations = dict((c.name, _iterations(c.optimizer)) for c in found)
     samples = timing.alternate(found, args.steps, args.rounds, args.cycles)
     rows = []
     for c in found:
-        ref = reference.get(c.name.startswith("fit"))
+        ref = reference.get(_group(c.name))
         row = {"name": c.name, "what": c.what, "ms": timing.spread(samples[c.name]),
                "speed": timing.paired(samples[baseline], samples[c.name]),
                "retraces": (c.traces[0] - traced[c.name]) if traced[c.name] else None,
@@ -94,6 +94,17 @@ def _timed(title, found, baseline, args, note=""):
                "samples": samples}
     report.print_section(section)
     return section
+
+
+def _group(name):
+    """Candidates compared with the same reference: XLA ones with the XLA big
+    batch; fit ones with fit's big batch where their optimizer differs from
+    the loops' (TF 1.x: v1 Adam in loops), else with the loops' (it sums
+    duplicate rows of sparse gradients, as their mean has them); the rest
+    with the big batch."""
+    if "XLA" in name:
+        return "xla"
+    return "fit" if name.startswith("fit") and compat.TF1 else ""
 
 
 def _iterations(optimizer):
