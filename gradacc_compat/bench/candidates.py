@@ -21,8 +21,9 @@ class Setting(object):
     """What every candidate of one run shares: the workload, N, b, the
     strategy (None: one device), and the data (N micro-batches)."""
 
-    def __init__(self, workload, steps, batch, strategy=None, traced=True):
+    def __init__(self, workload, steps, batch, strategy=None, traced=True, v1_adam=False):
         self.workload = workload
+        self.v1_adam = v1_adam  # tf.compat.v1.train.AdamOptimizer on every TF
         self.traced = traced  # False: no tf.function anywhere (to count eager reductions)
         self.steps = steps
         self.batch = batch
@@ -41,7 +42,7 @@ class Setting(object):
     def optimizer(self):
         """Adam: Keras' where its optimizers run in loops under this TF's
         strategies (TF2), the v1 one on TF 1.x."""
-        if compat.TF1:
+        if compat.TF1 or self.v1_adam:
             return tf.compat.v1.train.AdamOptimizer(1e-3)
         return compat.keras_module().optimizers.Adam(1e-3)
 

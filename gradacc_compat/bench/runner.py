@@ -129,9 +129,12 @@ def _workload_section(workload, args):
 
 
 def _eager_section(workload, args):
-    s = candidates.Setting(workload, args.steps, args.batch)
+    # v1 Adam on every TF: one optimizer's eager apply (Keras 3's costs
+    # ~5 ms a variable eagerly and would hide what accumulation adds).
+    s = candidates.Setting(workload, args.steps, args.batch, v1_adam=True)
     found = candidates.eager_candidates(s)
-    section = _timed("eager overhead, %s, gradients computed once" % workload.name, found,
+    section = _timed("eager overhead, %s, v1 Adam, gradients computed once" % workload.name,
+                     found,
                      "eager apply", args,
                      note="per micro-step: the accumulation's own work (or the optimizer's "
                           "apply) with no forward/backward")
