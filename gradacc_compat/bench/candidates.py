@@ -301,14 +301,26 @@ def loop_candidates(s, eager=True, xla=True):
 
 
 # ----------------------------------------------------------------- eager
+class _Weights(object):
+    """Variables holding ``values``, shaped like a model for ``Candidate``."""
+
+    def __init__(self, values):
+        self.trainable_variables = [tf.Variable(v) for v in values]
+
+    def get_weights(self):
+        return [v.numpy() for v in self.trainable_variables]
+
+
 def eager_candidates(s):
     """Eager per-micro-step cost with the gradients computed once up front
     (what is left is the accumulation's own work): the optimizer's eager
     apply on every micro-batch, the hand-written eager loop of writes into
     buffers with the mean applied every N, and ``acc.step`` eagerly."""
-    with s.scope():
-        models = [s.workload.build() for _ in range(3)]
-    grads = [tf.convert_to_tensor(g) for g in s.gradients(models[0], s.xs[0], s.ys[0])]
+    initial = s.workload.build()
+    grads = [tf.convert_to_tensor(g) for g in s.gradients(initial, s.xs[0], s.ys[0])]
+    # Plain tf.Variables with the model's weights: v1 optimizers take no
+    # Keras 3 variables.
+    models = [_Weights(initial.get_weights()) for _ in range(3)]
     found = []
 
     opt = s.optimizer()
