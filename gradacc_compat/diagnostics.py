@@ -41,7 +41,10 @@ class CountingReduction(_OutermostCalls, tf.distribute.ReductionToOneDevice):
         counter.bytes   # what one replica sent in them (static shapes only)
 
     Counts Python-side calls: in eager mode that is one per reduction run; in
-    a ``tf.function`` one per reduction traced.
+    a ``tf.function`` one per reduction traced. It sees what goes through the
+    strategy's ``cross_device_ops``: gradient reductions, not the updates of
+    CPU-placed mirrored variables, which MirroredStrategy reduces with its
+    own ``ReductionToOneDevice``; :func:`count_reductions` sees both.
     """
 
     def reduce_implementation(self, *args, **kwargs):

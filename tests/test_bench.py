@@ -35,6 +35,9 @@ def test_quick_benchmark_reports_every_section_and_reduces_once_per_effective_st
         if row["max_dw"] is not None:
             assert row["max_dw"] <= 1e-5, (name, row["max_dw"])
     assert rows["gac tf.function"]["retraces"] == 0
+    # Fit rows' speeds are relative to fit plain(b), loop rows' to plain(b).
+    assert rows["fit plain(b)"]["speed"] == [1.0, 1.0, 1.0]
+    assert rows["plain(b)"]["speed"] == [1.0, 1.0, 1.0]
     # Under MirroredStrategy: one all-reduce per effective step carrying the
     # big batch's bytes; the tutorial pattern reduces every micro-step.
     mirrored = dict((r["name"], r) for r in sections["MirroredStrategy"]["rows"])

@@ -25,7 +25,6 @@ Timings are reported, never asserted; ``--quick`` uses tiny sizes.
 from __future__ import absolute_import, division, print_function
 
 import argparse
-import sys
 
 __all__ = ["main"]
 

@@ -107,11 +107,9 @@ def _function(s, body, traces, xla=False):
 def _each_micro_batch(s, c, step, traced=True, xla=False):
     """``c.cycle``: ``step(x, y)`` in replica context on each micro-batch,
     traced once (a tf.function) unless ``traced`` is false."""
-    if traced:
-        fn = _function(s, lambda x, y: s.run(step, x, y), c.traces, xla=xla)
-    else:
-        def fn(x, y):
-            return s.run(step, x, y)
+    def replicated(x, y):
+        return s.run(step, x, y)
+    fn = _function(s, replicated, c.traces, xla=xla) if traced else replicated
 
     def cycle():
         for x, y in zip(s.xs, s.ys):
@@ -120,12 +118,17 @@ def _each_micro_batch(s, c, step, traced=True, xla=False):
     return c
 
 
-def _apply(s, model, opt):
+def _build_state(s, model, opt):
+    """Keras 3 builds its optimizer state on the first apply; inside a
+    replica function of a tf.function that apply fails at run time, so
+    under a strategy it is built here, in the strategy's scope."""
     if compat.KERAS_FLAVOUR == "keras3" and s.strategy is not None:
-        # Keras 3 builds its state on the first apply; inside a replica
-        # function of a tf.function that apply fails at run time.
         with s.scope():
             opt.build(model.trainable_variables)
+
+
+def _apply(s, model, opt):
+    _build_state(s, model, opt)
 
     def step(x, y):
         opt.apply_gradients(list(zip(s.gradients(model, x, y), model.trainable_variables)))
@@ -144,7 +147,7 @@ def big(s, xla=False):
         model, opt = s.workload.build(), s.optimizer()
     c = Candidate("big(N*b)" + (" XLA" if xla else ""), "one step on the concatenated N*b "
                   "batch (the reference%s)" % (", compiled by XLA" if xla else ""), model, opt)
-    _apply(s, model, opt)  # (builds Keras 3's state)
+    _build_state(s, model, opt)
 
     def step(x, y):
         # Rows repeated in the batch's IndexedSlices summed first, as
@@ -240,7 +243,7 @@ def tutorial(s):
         for b, g in zip(buffers, grads):
             b.assign_add(tf.convert_to_tensor(g))
 
-    _apply(s, model, opt)  # (builds Keras 3's state)
+    _build_state(s, model, opt)
 
     def apply_step():
         # Every replica holds the same sum and the optimizer adds the

@@ -77,7 +77,8 @@ def _timed(title, found, baseline, args, note=""):
     for c in found:
         ref = reference.get(_group(c.name))
         row = {"name": c.name, "what": c.what, "ms": timing.spread(samples[c.name]),
-               "speed": timing.paired(samples[baseline], samples[c.name]),
+               "speed": timing.paired(samples[_baseline(c.name, baseline, samples)],
+                                      samples[c.name]),
                "retraces": (c.traces[0] - traced[c.name]) if traced[c.name] else None,
                "max_dw": (_max_diff(warm[c.name], ref)
                           if c.exact and ref is not None else None),
@@ -94,6 +95,14 @@ def _timed(title, found, baseline, args, note=""):
                "samples": samples}
     report.print_section(section)
     return section
+
+
+def _baseline(name, baseline, samples):
+    """What a row's speed is relative to: ``fit plain(b)`` for fit rows
+    (where it ran), the section's baseline for the others."""
+    if name.startswith("fit") and "fit plain(b)" in samples:
+        return "fit plain(b)"
+    return baseline
 
 
 def _group(name):
