@@ -86,6 +86,25 @@ def test_sum_reduction_and_reset(mode):
         np.testing.assert_allclose(h.value(var), [-3.0, -4.0])  # the sum, not the mean
 
 
+def test_none_on_a_cycles_first_micro_batch_drops_the_last_cycles_sum(mode):
+    """The accumulator keeps a cycle's sum after its apply; a None gradient
+    on the next cycle's first micro-batch must still start that cycle from
+    zero: mean of (nothing, [1, 1]) over 2 micro-batches is [0.5, 0.5], not
+    ([4, 6] + [1, 1]) / 2."""
+    with H.Harness(mode) as h:
+        var = tf.compat.v1.Variable(np.zeros(2, "float32"), name="w", use_resource=True)
+        opt = H.make_optimizer("v1", "sgd", 1.0)
+        acc = gac.GradientAccumulator(steps=2)
+        run = h.compile(lambda g: acc.step(opt, [g], [var]), np.zeros(2, "float32"))
+        skip = h.compile(lambda g: acc.step(opt, [None], [var]), np.zeros(2, "float32"))
+        run(np.array([1.0, 2.0], "float32"))
+        run(np.array([3.0, 4.0], "float32"))
+        np.testing.assert_allclose(h.value(var), [-2.0, -3.0])
+        skip(np.zeros(2, "float32"))
+        run(np.array([1.0, 1.0], "float32"))
+        np.testing.assert_allclose(h.value(var), [-2.5, -3.5])
+
+
 def test_float16_gradients_accumulate_in_float32(mode):
     """2048 + 1 + 1 + 1 is 2048 in float16 (spacing 2 there) but 2051 in the
     float32 accumulator; the apply casts back to the variable's float16."""
