@@ -30,13 +30,14 @@ class _PlainState(object):
         self.locals = {}        # (list id, replica) -> that replica's components
         self.device, self.collections = _task_placement()
 
-    def variable(self, name, shape, dtype, aggregation):
+    def variable(self, name, shape, dtype, aggregation, fill=0):
         """A replica-local (``ON_READ``) variable named ``<accumulator>/<name>``
-        (``init_scope`` drops the caller's name scope): micro-steps touch only
-        this replica's component, so they do no cross-replica communication."""
+        (``init_scope`` drops the caller's name scope), filled with ``fill``:
+        micro-steps touch only this replica's component, so they do no
+        cross-replica communication."""
         with tf.device(self.device) if self.device else compat.nullcontext():
             return tf.compat.v1.Variable(
-                lambda: tf.zeros(shape, dtype), name="%s/%s" % (self.name, name),
+                lambda: tf.fill(shape, tf.cast(fill, dtype)), name="%s/%s" % (self.name, name),
                 trainable=False, use_resource=True, synchronization=_SYNC.ON_READ,
                 aggregation=aggregation, collections=self.collections)
 
@@ -368,9 +369,11 @@ class GradientAccumulator(tf.Module):
 
     def _track_rows(self, indices):
         """Row marks for the variables at ``indices``: one float per row of
-        the variable, set where a cycle's sparse gradients touched it.
-        Created on a variable's first sparse gradient (and, for a model
-        loaded mid-cycle, when the optimizer is rebuilt)."""
+        the variable, set where a cycle's sparse gradients touched it, and
+        wherever its accumulator may hold anything else (every row, once a
+        dense gradient was added): a cycle's first micro-batch clears only
+        the marked rows. Created on a variable's first sparse gradient (and,
+        for a model loaded mid-cycle, when the optimizer is rebuilt)."""
         missing = [i for i in indices if str(i) not in self._rows]
         if not missing:
             return
@@ -387,7 +390,8 @@ class GradientAccumulator(tf.Module):
                     if i not in marks:
                         rows = tf.TensorShape(variables[i].shape)[:1]
                         marks[i] = plain.variable("rows/" + clean_name(variables[i]), rows,
-                                                  tf.float32, _AGG.SUM)
+                                                  tf.float32, _AGG.SUM,
+                                                  fill=1 if i in plain.dense else 0)
             self._adopt_rows(marks)  # in cross-replica context, as in _maybe_build
             return dict(marks)
 
@@ -410,10 +414,11 @@ class GradientAccumulator(tf.Module):
         """This micro-batch's writes into this replica's accumulators.
 
         A cycle's first micro-batch overwrites every accumulator (``assign``,
-        zeros where the gradient is None, the row marks cleared before a
-        sparse scatter), so no pass zeroes them after an apply; later ones
-        add. Eagerly, dense writes go straight to the kernels (one op each,
-        no per-variable Python beyond the loop).
+        zeros where the gradient is None), so no pass zeroes them after an
+        apply; later ones add. A variable with row marks is cleared on the
+        rows they mark, not whole (an embedding's cycle touches few rows).
+        Eagerly, dense writes go straight to the kernels (one op each, no
+        per-variable Python beyond the loop).
         """
         accums = self._local_list(self._accums)
         marks = dict((int(k), self._local(m)) for k, m in self._rows.items())
@@ -423,12 +428,11 @@ class GradientAccumulator(tf.Module):
             accum = accums[i]
             if grad is None:
                 if first:
-                    ops.append(accum.assign(_zeros(accum)))
-                    if i in marks:
-                        ops.append(marks[i].assign(_zeros(marks[i])))
+                    ops.extend(_clear_marked(accum, marks[i]) if i in marks
+                               else [accum.assign(_zeros(accum))])
                 continue
             if isinstance(grad, tf.IndexedSlices):
-                ops.extend(self._scatter(accum, marks[i], grad, weight, first))
+                ops.extend(_scatter(accum, marks[i], grad, weight, first))
                 continue
             if grad.dtype != accum.dtype:
                 grad = tf.cast(grad, accum.dtype)
@@ -439,24 +443,13 @@ class GradientAccumulator(tf.Module):
                 overwrite = True
             elif weight is not None:
                 grad = grad * weight
-            if i in marks and first:  # a sparse variable's dense gradient
-                ops.append(marks[i].assign(_zeros(marks[i])))
+            if i in marks:  # a sparse variable's dense gradient: every row
+                ops.append(marks[i].assign(tf.ones_like(marks[i].read_value())))
             if eager:
                 (compat.eager_assign if overwrite else compat.eager_assign_add)(accum, grad)
             else:
                 ops.append(accum.assign(grad) if overwrite else accum.assign_add(grad))
         return ops
-
-    @staticmethod
-    def _scatter(accum, rows, grad, weight, first):
-        values = tf.cast(grad.values, accum.dtype)
-        if weight is not None:
-            values = values * weight
-        cleared = [accum.assign(_zeros(accum)), rows.assign(_zeros(rows))] if first else []
-        with tf.control_dependencies(cleared):
-            return [tf.compat.v1.scatter_add(accum, grad.indices, values),
-                    tf.compat.v1.scatter_update(
-                        rows, grad.indices, tf.ones(tf.shape(grad.indices), tf.float32))]
 
     def _local_list(self, variables):
         """``[self._local(v) for v in variables]``, computed once per replica."""
@@ -626,6 +619,27 @@ def _cond(pred, true_fn, false_fn=None):
         return run
 
     return tf.cond(pred, branch(true_fn, True), branch(false_fn, False))
+
+
+def _scatter(accum, rows, grad, weight, first):
+    """Adds ``grad`` (``IndexedSlices``) to ``accum`` and marks its rows; on
+    a cycle's first micro-batch, after clearing the last cycle's rows."""
+    values = tf.cast(grad.values, accum.dtype)
+    if weight is not None:
+        values = values * weight
+    with tf.control_dependencies(_clear_marked(accum, rows) if first else []):
+        return [tf.compat.v1.scatter_add(accum, grad.indices, values),
+                tf.compat.v1.scatter_update(
+                    rows, grad.indices, tf.ones(tf.shape(grad.indices), tf.float32))]
+
+
+def _clear_marked(accum, rows):
+    """Zeroes the rows of ``accum`` that ``rows`` marks, and the marks."""
+    marked = tf.reshape(tf.where(rows.read_value() > 0), [-1])
+    count = tf.shape(marked)[:1]
+    shape = tf.concat([count, tf.shape(accum, out_type=tf.int32)[1:]], 0)
+    return [tf.compat.v1.scatter_update(accum, marked, tf.zeros(shape, accum.dtype)),
+            tf.compat.v1.scatter_update(rows, marked, tf.zeros(count, tf.float32))]
 
 
 def _zeros(variable):

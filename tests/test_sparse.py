@@ -214,6 +214,53 @@ def test_a_variable_with_a_dense_gradient_is_applied_dense():
     H.assert_close(results[1], results[0], "weights and momentum")
 
 
+def test_each_cycle_starts_from_zero_whatever_its_rows_held(mode):
+    """A cycle's first micro-batch clears a sparse variable's accumulator on
+    the rows its marks name, not whole. Every row that may hold something
+    must be marked: a dense gradient after a sparse one (A, cycle 2), dense
+    gradients before the first sparse one (B, cycle 1), and a None first
+    micro-batch (A, cycle 4). SGD(1): each cycle moves a variable by minus
+    its mean gradient, dense or sparse alike."""
+    rows, width = 4, 2
+    with H.Harness(mode) as h:
+        a = tf.compat.v1.Variable(np.zeros((rows, width), "float32"), name="a", use_resource=True)
+        b = tf.compat.v1.Variable(np.zeros((rows, width), "float32"), name="b", use_resource=True)
+        opt = H.make_optimizer("v1", "sgd", 1.0)
+        acc = gac.GradientAccumulator(steps=2)
+        shape = tf.constant([rows, width], tf.int64)
+
+        def sparse(row, value):
+            return tf.IndexedSlices(tf.fill([1, width], value), tf.reshape(row, [1]), shape)
+
+        one, dense = (np.int64(0), np.float32(0)), np.zeros((rows, width), "float32")
+        step = {  # (A, B): "s" sparse (row, value), "d" dense, "n" None
+            "sd": h.compile(lambda r, v, g: acc.step(opt, [sparse(r, v), g], [a, b]), *(one + (dense,))),
+            "ss": h.compile(lambda r, v, r2, v2: acc.step(opt, [sparse(r, v), sparse(r2, v2)], [a, b]),
+                            *(one + one)),
+            "ds": h.compile(lambda g, r, v: acc.step(opt, [g, sparse(r, v)], [a, b]), *((dense,) + one)),
+            "ns": h.compile(lambda r, v: acc.step(opt, [None, sparse(r, v)], [a, b]), *one),
+        }
+        expected = [np.zeros((rows, width), "float32") for _ in range(2)]
+        grads = iter(range(1, 100))
+        for cycle in (["sd", "sd"], ["ss", "ds"], ["ss", "ss"], ["ns", "ss"]):
+            total = [np.zeros((rows, width), "float32") for _ in range(2)]
+            for kind in cycle:
+                args = []
+                for k, part in enumerate(kind):
+                    if part == "s":
+                        row, value = next(grads) % rows, float(next(grads))
+                        total[k][row] += value
+                        args += [np.int64(row), np.float32(value)]
+                    elif part == "d":
+                        g = np.full((rows, width), float(next(grads)), "float32")
+                        total[k] += g
+                        args.append(g)
+                step[kind](*args)
+            for k in range(2):
+                expected[k] -= total[k] / 2
+            H.assert_close(h.values([a, b]), expected, "weights after cycle %r" % (cycle,))
+
+
 # ----------------------------------------------------------- Keras model.fit
 def _embedding_model(keras):
     """Embedding(VOCAB, 3) on the id column + Dense(3) on the features, tanh."""
