@@ -47,7 +47,8 @@ def check_gradient(grad, variable):
                 "the variable has shape %s." % (clean_name(variable), shape, var_shape))
         return grad
     try:
-        grad = tf.convert_to_tensor(grad)
+        if not isinstance(grad, tf.Tensor):
+            grad = tf.convert_to_tensor(grad)
     except (TypeError, ValueError) as err:
         raise TypeError("Gradient for variable %s must be a tensor, tf.IndexedSlices or "
                         "None; received %r (%s)." % (clean_name(variable), grad, err))

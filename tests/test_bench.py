@@ -24,7 +24,17 @@ def test_quick_benchmark_reports_every_section_and_reduces_once_per_effective_st
     with open(out_json) as f:
         results = json.load(f)
     sections = dict((s["title"].split(",")[0], s) for s in results["sections"])
-    assert set(sections) >= {"tiny", "eager overhead", "MirroredStrategy"}, text[-3000:]
+    assert set(sections) >= {"tiny", "targets", "eager overhead", "MirroredStrategy"}, \
+        text[-3000:]
+    # The targets' comparisons, each a median inside its 95% interval.
+    pairs = dict(((p["name"], p["other"]), p) for p in sections["targets"]["intervals"])
+    assert ("gac tf.function", "floor+write") in pairs, sorted(pairs)
+    assert ("gac tf.function", "reduce-every-micro-step") in pairs, sorted(pairs)
+    assert ("gac eager", "eager floor+write") in dict(
+        ((p["name"], p["other"]), p) for p in sections["eager overhead"]["intervals"])
+    for pair in pairs.values():
+        low, high = pair["speed"][1], pair["speed"][2]
+        assert low <= pair["speed"][0] <= high and pair["rounds"] >= results["rounds"], pair
     rows = dict((r["name"], r) for r in sections["tiny"]["rows"])
     for name in ("plain(b)", "big(N*b)", "floor", "floor+write", "gac tf.function",
                  "gac eager", "reduce-every-micro-step", "fit plain(b)", "fit gac.wrap"):

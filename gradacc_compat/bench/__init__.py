@@ -36,13 +36,19 @@ def _parser():
     parser.add_argument("--batch", type=int, default=32, help="b, examples per micro-batch")
     parser.add_argument("--rounds", type=int, default=15, help="alternating rounds")
     parser.add_argument("--cycles", type=int, default=2, help="effective steps per block")
+    parser.add_argument("--resolution", type=float, default=0.03,
+                        help="targets: time until each comparison's 95%% interval is within "
+                             "+-this (a fraction)")
+    parser.add_argument("--resolve-seconds", type=float, default=300,
+                        help="targets: at most this long per section")
     parser.add_argument("--workloads", default="mlp,embedding",
                         help="comma-separated: mlp, embedding, deep, wide, tiny")
     parser.add_argument("--eager-workload", default="deep")
     parser.add_argument("--memory-workload", default="wide")
     parser.add_argument("--memory-batch", type=int, default=512)
     parser.add_argument("--skip", default="",
-                        help="comma-separated sections to skip: loops, eager, mirrored, memory")
+                        help="comma-separated sections to skip: loops, targets, eager, "
+                             "mirrored, memory")
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--png", help="plot the results here (needs matplotlib)")
     parser.add_argument("--quick", action="store_true",
@@ -57,6 +63,7 @@ def main(argv=None):
         args.steps, args.batch, args.rounds, args.cycles = 2, 4, 2, 1
         args.workloads = args.eager_workload = args.memory_workload = "tiny"
         args.memory_batch = 4
+        args.resolve_seconds = 0
     from gradacc_compat.bench import runner
     if args.child_memory:
         runner.setup_devices(1)

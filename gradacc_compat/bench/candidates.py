@@ -11,7 +11,7 @@ from gradacc_compat.bench.workloads import loss_fn
 from gradacc_compat.compat import tf
 
 __all__ = ["Candidate", "Setting", "loop_candidates", "fit_candidates",
-           "eager_candidates", "plain", "big", "accumulator", "tutorial", "FLOORS"]
+           "eager_candidates", "target_candidates", "plain", "big", "accumulator", "tutorial", "FLOORS"]
 
 #: The floors a candidate's cost is read against.
 FLOORS = ("floor", "floor+write")
@@ -301,6 +301,19 @@ def loop_candidates(s, eager=True, xla=True):
     if compat.keras_own_accumulation() and s.strategy is None:
         makers.append(_keras_own_loop)
     return [make(s) for make in makers]
+
+
+def target_candidates(s):
+    """What the speed targets compare: the accumulator in tf.function against
+    the floor of accumulation, the tutorial loop and Keras 3's own loop;
+    fit with gac.wrap against Keras 3's and Horovod's own accumulation."""
+    found = [_floor_write(s), accumulator(s), tutorial(s)]
+    if compat.keras_own_accumulation():
+        found.append(_keras_own_loop(s))
+    fits = [c for c in fit_candidates(s) if c.name != "fit big(N*b)"]
+    if len(fits) > 2:  # something to compare fit gac.wrap with
+        found += [c for c in fits if c.name != "fit plain(b)"]
+    return found
 
 
 # ----------------------------------------------------------------- eager

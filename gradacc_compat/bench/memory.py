@@ -60,7 +60,10 @@ def measure(workload, mode, steps, batch, cap=None, timeout=900):
     ``cap`` bytes when given). Returns its report, or ``{"failed": why}``."""
     argv = [sys.executable, "-m", "gradacc_compat.bench", "--child-memory", mode,
             "--workloads", workload.name, "--steps", str(steps), "--batch", str(batch)]
-    env = dict(os.environ, MALLOC_ARENA_MAX="2", TF_CPP_MIN_LOG_LEVEL="2",
+    # glibc hands blocks of 64 KiB and more back to the system when freed
+    # (mmap), so a peak RSS counts live tensors, not what a heap kept.
+    env = dict(os.environ, MALLOC_ARENA_MAX="2", MALLOC_MMAP_THRESHOLD_="65536",
+               TF_CPP_MIN_LOG_LEVEL="2",
                PYTHONPATH=os.pathsep.join([_root()] + [p for p in [os.environ.get(
                    "PYTHONPATH")] if p]))
 

@@ -31,6 +31,10 @@ def print_section(section):
         "time / floor+write", "max|dw|", "retraces"))
     for row in section["rows"]:
         print(row_text(row))
+    for pair in section.get("intervals", []):
+        print("speed of %s / %s: %.3f, 95%% interval %.3f-%.3f (%d rounds, %.0f s)"
+              % ((pair["name"], pair["other"]) + tuple(pair["speed"])
+                 + (pair["rounds"], pair["seconds"])))
 
 
 def write_json(path, results):

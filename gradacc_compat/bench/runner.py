@@ -31,7 +31,8 @@ def run(args):
     skip = set(filter(None, args.skip.split(",")))
     results = {"tf": compat.TF_VERSION_STRING, "python": sys.version.split()[0],
                "keras": compat.KERAS_VERSION, "steps": args.steps, "batch": args.batch,
-               "rounds": args.rounds, "cycles": args.cycles, "sections": []}
+               "rounds": args.rounds, "cycles": args.cycles, "resolution": args.resolution,
+               "sections": []}
     print("gradacc_compat benchmark: TensorFlow %s, Keras %s, Python %s; N=%d micro-batches "
           "of b=%d; %d rounds of %d effective step(s) per candidate"
           % (results["tf"], results["keras"], results["python"], args.steps, args.batch,
@@ -39,6 +40,9 @@ def run(args):
     if "loops" not in skip:
         for name in args.workloads.split(","):
             results["sections"].append(_workload_section(workloads.get(name), args))
+    if "targets" not in skip:
+        for name in args.workloads.split(","):
+            results["sections"].append(_target_section(workloads.get(name), args))
     if "eager" not in skip:
         results["sections"].append(_eager_section(workloads.get(args.eager_workload), args))
     if "mirrored" not in skip:
@@ -61,9 +65,12 @@ def run(args):
 
 
 # ---------------------------------------------------------------- timing
-def _timed(title, found, baseline, args, note=""):
+def _timed(title, found, baseline, args, note="", pairs=None):
     """Warm-up (two effective steps from the same weights: the exactness
-    check, and every trace), then alternating rounds; one row each."""
+    check, and every trace), then alternating rounds; one row each. With
+    ``pairs`` ((candidate, other) names), rounds go on until each pair's
+    speed ratio is resolved (see :func:`timing.until_resolved`), and the
+    section lists each pair's median and 95% interval."""
     reference, warm = {}, {}
     for c in found:
         c.block(2)
@@ -72,7 +79,17 @@ def _timed(title, found, baseline, args, note=""):
             reference[_group(c.name)] = warm[c.name]
     traced = dict((c.name, c.traces[0]) for c in found)
     iterations = dict((c.name, _iterations(c.optimizer)) for c in found)
-    samples = timing.alternate(found, args.steps, args.rounds, args.cycles)
+    names = set(c.name for c in found)
+    pairs = [p for p in pairs or [] if p[0] in names and p[1] in names]
+    intervals = []
+    if pairs:
+        samples, resolved, spent = timing.until_resolved(
+            found, args.steps, args.cycles, pairs, args.resolution, args.resolve_seconds,
+            first=args.rounds)
+        intervals = [{"name": a, "other": b, "speed": list(resolved[(a, b)]),
+                      "rounds": len(samples[a]), "seconds": spent} for a, b in pairs]
+    else:
+        samples = timing.alternate(found, args.steps, args.rounds, args.cycles)
     rows = []
     for c in found:
         ref = reference.get(_group(c.name))
@@ -92,7 +109,7 @@ def _timed(title, found, baseline, args, note=""):
                     np.asarray(samples[c.name]) - np.asarray(samples[floor]))
         rows.append(row)
     section = {"title": title, "baseline": baseline, "rows": rows, "note": note,
-               "samples": samples}
+               "samples": samples, "intervals": intervals}
     report.print_section(section)
     return section
 
@@ -142,12 +159,29 @@ def _eager_section(workload, args):
     # ~5 ms a variable eagerly and would hide what accumulation adds).
     s = candidates.Setting(workload, args.steps, args.batch, v1_adam=True)
     found = candidates.eager_candidates(s)
-    section = _timed("eager overhead, %s, v1 Adam, gradients computed once" % workload.name,
-                     found,
-                     "eager apply", args,
-                     note="per micro-step: the accumulation's own work (or the optimizer's "
-                          "apply) with no forward/backward")
-    return section
+    return _timed("eager overhead, %s, v1 Adam, gradients computed once" % workload.name,
+                  found, "eager apply", args,
+                  note="per micro-step: the accumulation's own work (or the optimizer's "
+                       "apply) with no forward/backward",
+                  pairs=[("gac eager", "eager floor+write"), ("gac eager", "eager apply")])
+
+
+#: The targets' comparisons: (candidate, what it must be at least as fast as).
+TARGET_PAIRS = [("gac tf.function", "floor+write"), ("gac tf.function", "keras3 own loop"),
+                ("gac tf.function", "reduce-every-micro-step"),
+                ("fit gac.wrap", "fit keras3 own"), ("fit gac.wrap", "fit horovod bpps")]
+
+
+def _target_section(workload, args):
+    """Only what the speed targets compare, timed until each comparison's
+    95% interval is within +-``args.resolution`` (or the time is up)."""
+    s = candidates.Setting(workload, args.steps, args.batch)
+    found = candidates.target_candidates(s)
+    return _timed("targets, %s" % workload.name, found, "floor+write", args,
+                  note="rounds until every comparison's 95%% interval of the median speed "
+                       "ratio is within +-%g (at most %d s)" % (args.resolution,
+                                                              args.resolve_seconds),
+                  pairs=TARGET_PAIRS)
 
 
 def _mirrored_section(workload, args):
@@ -220,25 +254,21 @@ def _targets(results):
         rows = dict((r["name"], r) for r in section["rows"])
         title = section["title"].split(" (")[0]
 
-        def at_least(name, other, title=title, samples=section["samples"]):
-            """``name`` at least as fast as ``other``: speed ratio paired per round."""
-            if name not in samples or other not in samples:
-                return
-            ratio = timing.paired(samples[other], samples[name])
-            target("%s: %s >= %s in speed: %.3f [%.3f-%.3f]" % ((title, name, other) + ratio),
-                   ratio[0] >= 1.0)
-
-        at_least("gac tf.function", "floor+write")
-        at_least("gac tf.function", "keras3 own loop")
-        at_least("gac tf.function", "reduce-every-micro-step")
-        at_least("fit gac.wrap", "fit keras3 own")
-        at_least("fit gac.wrap", "fit horovod bpps")
-        if "gac eager" in rows and "eager floor+write" in rows:
-            ratio = timing.paired(section["samples"]["gac eager"],
-                                  section["samples"]["eager floor+write"])
-            target("%s: gac eager <= 1.1 x eager floor+write: %.3f [%.3f-%.3f]"
-                   % ((title,) + ratio), ratio[0] <= 1.1)
-        at_least("gac eager", "eager apply")
+        for pair in section.get("intervals", []):
+            speed = pair["speed"]
+            resolved = (speed[2] - speed[1]) / 2.0 <= results["resolution"]
+            if pair["name"] == "gac eager":  # time ratio: at most 1.1 x the floor / 1 x apply
+                bound = 1.1 if pair["other"] == "eager floor+write" else 1.0
+                time_ratio = [1.0 / speed[0], 1.0 / speed[2], 1.0 / speed[1]]
+                target("%s: gac eager time <= %g x %s: %.3f, 95%% interval %.3f-%.3f (%d rounds)"
+                       % ((title, bound, pair["other"]) + tuple(time_ratio) + (pair["rounds"],))
+                       + ("" if resolved else "; NOT resolved to +-%g" % results["resolution"]),
+                       resolved and time_ratio[1] <= bound)
+                continue
+            target("%s: %s >= %s in speed: %.3f, 95%% interval %.3f-%.3f (%d rounds)"
+                   % ((title, pair["name"], pair["other"]) + tuple(speed) + (pair["rounds"],))
+                   + ("" if resolved else "; NOT resolved to +-%g" % results["resolution"]),
+                   resolved and speed[2] >= 1.0)
         for name, row in sorted(rows.items()):
             if row.get("max_dw") is not None:
                 target("%s: %s equals the big batch: max|dw| %.1e" % (title, name, row["max_dw"]),
