@@ -14,7 +14,13 @@ interquartile ranges, and ratios paired round by round. Sections:
   eager, XLA), the tutorial reduce-every-micro-step loop, Keras 3's own
   accumulation, and ``fit`` (plain, gac.wrap, Keras 3's, Horovod's);
   each accumulating candidate's weights are compared with the big batch's;
-- eager overhead on a 100-variable model, gradients computed up front;
+- targets: only what the speed targets compare (the accumulator against
+  the floor of accumulation, the tutorial loop and Keras 3's own; fit with
+  gac.wrap against Keras 3's fit), timed until each comparison's 95%
+  bootstrap interval of the median speed ratio is within +-``--resolution``
+  (3 %) or ``--resolve-seconds`` have passed;
+- eager overhead on a 100-variable model, gradients computed up front
+  (resolved alike);
 - MirroredStrategy over two logical CPUs: reductions and bytes per
   effective step (counted eagerly), time per effective step;
 - memory: peaks of plain(b), accumulate(N, b) and plain(N*b) in child

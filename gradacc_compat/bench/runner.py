@@ -256,19 +256,19 @@ def _targets(results):
 
         for pair in section.get("intervals", []):
             speed = pair["speed"]
-            resolved = (speed[2] - speed[1]) / 2.0 <= results["resolution"]
+            resolved = timing.resolved(speed, results["resolution"])
             if pair["name"] == "gac eager":  # time ratio: at most 1.1 x the floor / 1 x apply
                 bound = 1.1 if pair["other"] == "eager floor+write" else 1.0
                 time_ratio = [1.0 / speed[0], 1.0 / speed[2], 1.0 / speed[1]]
                 target("%s: gac eager time <= %g x %s: %.3f, 95%% interval %.3f-%.3f (%d rounds)"
                        % ((title, bound, pair["other"]) + tuple(time_ratio) + (pair["rounds"],))
-                       + ("" if resolved else "; NOT resolved to +-%g" % results["resolution"]),
-                       resolved and time_ratio[1] <= bound)
+                       + ("" if resolved else "; not resolved to +-%g" % results["resolution"]),
+                       time_ratio[2] <= bound or (resolved and time_ratio[1] <= bound))
                 continue
             target("%s: %s >= %s in speed: %.3f, 95%% interval %.3f-%.3f (%d rounds)"
                    % ((title, pair["name"], pair["other"]) + tuple(speed) + (pair["rounds"],))
-                   + ("" if resolved else "; NOT resolved to +-%g" % results["resolution"]),
-                   resolved and speed[2] >= 1.0)
+                   + ("" if resolved else "; not resolved to +-%g" % results["resolution"]),
+                   speed[1] >= 1.0 or (resolved and speed[2] >= 1.0))
         for name, row in sorted(rows.items()):
             if row.get("max_dw") is not None:
                 target("%s: %s equals the big batch: max|dw| %.1e" % (title, name, row["max_dw"]),

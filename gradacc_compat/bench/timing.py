@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-__all__ = ["alternate", "spread", "paired", "median_interval", "until_resolved"]
+__all__ = ["alternate", "spread", "paired", "median_interval", "resolved", "until_resolved"]
 
 
 def alternate(candidates, steps, rounds, cycles, samples=None):
@@ -53,10 +53,18 @@ def median_interval(values, level=0.95, draws=2000, seed=0):
             float(np.percentile(medians, 100.0 - tail)))
 
 
+def resolved(interval, width):
+    """Whether ``(median, low, high)`` is within +-``width`` of its median
+    (a fraction of it)."""
+    median, low, high = interval
+    return (high - low) / 2.0 <= width * abs(median)
+
+
 def until_resolved(candidates, steps, cycles, pairs, width, seconds, first=20, more=10):
     """Alternating rounds (``first``, then ``more`` at a time) until every
     ``(name, other)`` pair's speed ratio ``other/name`` has a 95% interval
-    no wider than ``+-width`` around its median, or ``seconds`` have passed.
+    within +-``width`` of its median (:func:`resolved`), or ``seconds`` have
+    passed.
     Returns ``(samples, {pair: (median, low, high)}, seconds spent)``."""
     start = time.time()
     samples = alternate(candidates, steps, first, cycles)
@@ -64,7 +72,7 @@ def until_resolved(candidates, steps, cycles, pairs, width, seconds, first=20, m
         found = dict((pair, median_interval(np.asarray(samples[pair[1]], float)
                                             / np.asarray(samples[pair[0]], float)))
                      for pair in pairs)
-        wide = [p for p, (_, low, high) in found.items() if (high - low) / 2.0 > width]
+        wide = [p for p, interval in found.items() if not resolved(interval, width)]
         spent = time.time() - start
         if not wide or spent >= seconds:
             return samples, found, spent
