@@ -78,6 +78,6 @@ def write_png(path, results):
         axis.set_title("memory", fontsize=8)
     figure.suptitle("gradacc_compat benchmark: TF %s, N=%d" % (results["tf"], results["steps"]),
                     fontsize=9)
-    figure.tight_layout()
+    figure.tight_layout(rect=(0, 0, 1, 0.985))
     figure.savefig(path, dpi=110)
     return None
