@@ -195,7 +195,8 @@ class GradientAccumulator(tf.Module):
         adapter = families.adapter_for(optimizer)
         if apply_fn is None:
             _refuse_apply_only_reduction(optimizer)
-        count, known = self._accumulate(gradients, variables, weight)
+        count, known = self._accumulate(gradients, variables, weight,
+                                        self._rows_as_dense(adapter, optimizer))
         steps = self._steps
         if known is not None and known < steps and _is_default(self._plain.strategy):
             return tf.constant(False)  # eager, one device: the host knows
@@ -206,12 +207,18 @@ class GradientAccumulator(tf.Module):
         """Adds one micro-batch's gradients. Returns the pending micro-step count."""
         return self._accumulate(gradients, variables, weight)[0]
 
-    def _accumulate(self, gradients, variables, weight):
-        """``accumulate``, and eagerly the new count as a Python int (else None)."""
+    def _accumulate(self, gradients, variables, weight, rows_as_dense=False):
+        """``accumulate``, and eagerly the new count as a Python int (else
+        None). ``rows_as_dense``: the sparse gradients of variables without
+        row marks are accumulated as dense ones (see :meth:`_rows_as_dense`)."""
         gradients, variables, weight = self._check_inputs(gradients, variables, weight)
         self._maybe_build(variables)
-        self._track_rows([i for i, g in enumerate(gradients) if isinstance(g, tf.IndexedSlices)])
         plain = self._plain
+        sparse = [i for i, g in enumerate(gradients) if isinstance(g, tf.IndexedSlices)]
+        if rows_as_dense:
+            plain.dense.update(i for i in sparse if str(i) not in self._rows)
+        else:
+            self._track_rows(sparse)
         for i, grad in enumerate(gradients):
             if grad is None:
                 continue
@@ -411,6 +418,20 @@ class GradientAccumulator(tf.Module):
             if str(i) not in self._rows:
                 self._rows[str(i)] = mark
 
+    def _rows_as_dense(self, adapter, optimizer):
+        """Whether ``optimizer`` may receive this accumulator's sparse
+        gradients dense: its update of a ``tf.IndexedSlices`` equals its
+        dense update (the family says which do), and the apply stays in this
+        process -- one device, no cluster task, no Horovod -- where a dense
+        gradient would make an all-reduce or a parameter server carry the
+        whole table instead of its rows. Such a variable keeps no row marks:
+        a cycle's first micro-batch writes its accumulator whole, as a dense
+        gradient's does, and the apply reads it whole (no gather, no
+        ``tf.where`` over the marks)."""
+        plain = self._plain
+        return (adapter.updates_every_row(optimizer) and _is_default(plain.strategy)
+                and plain.device is None and not families.reduces_in_compute(optimizer))
+
     def _sparse_apply(self, i, adapter, strategy):
         """Whether variable ``i`` is applied as ``tf.IndexedSlices`` over the
         rows its cycle touched: every gradient it ever received was sparse,
@@ -441,7 +462,7 @@ class GradientAccumulator(tf.Module):
                                else [accum.assign(_zeros(accum))])
                 continue
             if isinstance(grad, tf.IndexedSlices):
-                ops.extend(_scatter(accum, marks[i], grad, weight, first))
+                ops.extend(_scatter(accum, marks.get(i), grad, weight, first))
                 continue
             if grad.dtype != accum.dtype:
                 grad = tf.cast(grad, accum.dtype)
@@ -631,15 +652,23 @@ def _cond(pred, true_fn, false_fn=None):
 
 
 def _scatter(accum, rows, grad, weight, first):
-    """Adds ``grad`` (``IndexedSlices``) to ``accum`` and marks its rows; on
-    a cycle's first micro-batch, after clearing the last cycle's rows."""
+    """Adds ``grad`` (``IndexedSlices``) to ``accum`` and marks its rows in
+    ``rows``; on a cycle's first micro-batch, after clearing the last cycle's
+    rows, or without marks (``rows`` None) the whole accumulator (a zero fill
+    and a scatter cost less than ``unsorted_segment_sum`` and an assign)."""
     values = tf.cast(grad.values, accum.dtype)
     if weight is not None:
         values = values * weight
-    with tf.control_dependencies(_clear_marked(accum, rows) if first else []):
-        return [tf.compat.v1.scatter_add(accum, grad.indices, values),
-                tf.compat.v1.scatter_update(
-                    rows, grad.indices, tf.ones(tf.shape(grad.indices), tf.float32))]
+    clear = []
+    if first:
+        clear = (_clear_marked(accum, rows) if rows is not None
+                 else [accum.assign(_zeros(accum), read_value=False)])
+    with tf.control_dependencies(clear):
+        writes = [tf.compat.v1.scatter_add(accum, grad.indices, values)]
+        if rows is not None:
+            writes.append(tf.compat.v1.scatter_update(
+                rows, grad.indices, tf.ones(tf.shape(grad.indices), tf.float32)))
+        return writes
 
 
 def _clear_marked(accum, rows):

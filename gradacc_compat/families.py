@@ -37,9 +37,22 @@ class _Family(object):
     #: OptimizerV2: _resource_apply_sparse_duplicate_indices; the 2.11-2.15
     #: optimizer: _deduplicate_sparse_grad).
     sums_duplicate_rows = True
+    #: The family's own optimizer classes (by name) whose update with a
+    #: ``tf.IndexedSlices`` equals their update with the dense gradient,
+    #: zero rows included: none is lazy (Adam's moments decay on every row;
+    #: plain SGD moves a zero row by zero).
+    rows_as_dense = ()
 
     def matches(self, optimizer):
         raise NotImplementedError
+
+    def updates_every_row(self, optimizer):
+        """Whether a sparse gradient may reach ``optimizer`` dense: its class
+        (a ``gac.wrap`` wrapper's wrapped class) is one of ``rows_as_dense``,
+        TensorFlow's or Keras' own, not a subclass that may be lazy."""
+        cls = getattr(type(optimizer), "_gac_base", None) or type(optimizer)
+        own = cls.__module__.split(".")[0] in ("tensorflow", "keras", "tf_keras")
+        return own and cls.__name__ in self.rows_as_dense
 
     def prepare(self, optimizer, variables):
         raise NotImplementedError
@@ -83,6 +96,7 @@ class _Family(object):
 class _V1Train(_Family):
     """``tf.compat.v1.train.Optimizer`` (TF 1.14 -> 2.x, graph and eager)."""
     name = "v1-train"
+    rows_as_dense = ("AdamOptimizer", "GradientDescentOptimizer")
 
     def matches(self, optimizer):
         return isinstance(optimizer, tf.compat.v1.train.Optimizer)
@@ -96,6 +110,7 @@ class _V1Train(_Family):
 class _OptimizerV2(_Family):
     """Keras OptimizerV2: TF 1.14 tf.keras, TF 2.0-2.10, ``.legacy`` 2.11+."""
     name = "keras-optimizer-v2"
+    rows_as_dense = ("Adam",)  # (SGD with momentum is lazy here)
 
     def matches(self, optimizer):
         return (hasattr(optimizer, "_create_slots") and hasattr(optimizer, "get_slot_names")
@@ -129,6 +144,7 @@ class _OptimizerV2(_Family):
 class _Keras2New(_Family):
     """The Keras 2 optimizer of TF 2.11-2.15 (and ``tf_keras``)."""
     name = "keras2-optimizer"
+    rows_as_dense = ("Adam",)
     # In a tf.Graph + Session it updates nothing and raises nothing.
     works_in_graph = False
 
@@ -154,6 +170,9 @@ class _Keras3(_Family):
     # replica's rows, duplicates included; its updates of a zero row equal
     # the dense ones (none is lazy), so the accumulator applies dense there.
     sums_duplicate_rows = False
+    # Keras' own test_sparse_correctness holds each of these to it.
+    rows_as_dense = ("Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "Ftrl",
+                     "Lion", "Nadam", "RMSprop", "SGD")
 
     def matches(self, optimizer):
         return hasattr(optimizer, "stateless_apply") and hasattr(optimizer, "build")

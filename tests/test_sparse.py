@@ -137,8 +137,12 @@ def test_sparse_rows_match_the_sparse_big_batch(mode, distributed, key):
             raise
         _skip_if_tf_itself_fails(lambda: _train(mode, True, key, 1, N * B, x, y), err,
                                  "%s in %s mode" % (key[1], mode))
-    # Only the embedding keeps row marks: one float32 per row.
-    assert sparse == ([2], [((VOCAB,), "float32")])
+    # Only the embedding keeps row marks, one float32 per row; none where the
+    # optimizer updates every row alike and the apply stays on one device
+    # (the accumulator is then written and applied whole).
+    opt = OPTIMIZERS[key]()
+    whole = not distributed and families.adapter_for(opt).updates_every_row(opt)
+    assert sparse == (([], []) if whole else ([2], [((VOCAB,), "float32")]))
     H.assert_close(weights, ref_weights, "weights (kernel, bias, embedding)")
     H.assert_close(state, ref_state, "optimizer slots")
     if ops is not None and key == ("v1", "Momentum"):
@@ -214,18 +218,22 @@ def test_a_variable_with_a_dense_gradient_is_applied_dense():
     H.assert_close(results[1], results[0], "weights and momentum")
 
 
-def test_each_cycle_starts_from_zero_whatever_its_rows_held(mode):
+@pytest.mark.parametrize("clearing", ["marks", "whole"])
+def test_each_cycle_starts_from_zero_whatever_its_rows_held(mode, clearing):
     """A cycle's first micro-batch clears a sparse variable's accumulator on
     the rows its marks name, not whole. Every row that may hold something
     must be marked: a dense gradient after a sparse one (A, cycle 2), dense
     gradients before the first sparse one (B, cycle 1), and a None first
-    micro-batch (A, cycle 4). SGD(1): each cycle moves a variable by minus
-    its mean gradient, dense or sparse alike."""
+    micro-batch (A, cycle 4). Without marks ("whole": plain SGD updates every
+    row alike, so its accumulator is written whole) the same cycles hold.
+    Learning rate 1, no momentum: each cycle moves a variable by minus its
+    mean gradient, dense or sparse alike."""
     rows, width = 4, 2
     with H.Harness(mode) as h:
         a = tf.compat.v1.Variable(np.zeros((rows, width), "float32"), name="a", use_resource=True)
         b = tf.compat.v1.Variable(np.zeros((rows, width), "float32"), name="b", use_resource=True)
-        opt = H.make_optimizer("v1", "sgd", 1.0)
+        opt = (V1.GradientDescentOptimizer(1.0) if clearing == "whole"
+               else V1.MomentumOptimizer(1.0, momentum=0.0))  # lazy: marks
         acc = gac.GradientAccumulator(steps=2)
         shape = tf.constant([rows, width], tf.int64)
 
@@ -259,6 +267,7 @@ def test_each_cycle_starts_from_zero_whatever_its_rows_held(mode):
             for k in range(2):
                 expected[k] -= total[k] / 2
             H.assert_close(h.values([a, b]), expected, "weights after cycle %r" % (cycle,))
+        assert acc.sparse_indices == ([0, 1] if clearing == "marks" else [])
 
 
 # ----------------------------------------------------------- Keras model.fit
