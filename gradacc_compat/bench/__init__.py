@@ -23,8 +23,9 @@ interquartile ranges, and ratios paired round by round. Sections:
   (resolved alike);
 - MirroredStrategy over two logical CPUs: reductions and bytes per
   effective step (counted eagerly), time per effective step;
-- memory: peaks of plain(b), accumulate(N, b) and plain(N*b) in child
-  processes, and the same under one address-space cap.
+- memory: peaks of plain(b), accumulate(N, b) and plain(N*b), each in
+  ``--memory-repeats`` fresh child processes (medians), and the same under
+  one address-space cap.
 
 Timings are reported, never asserted; ``--quick`` uses tiny sizes.
 """
@@ -52,6 +53,8 @@ def _parser():
     parser.add_argument("--eager-workload", default="deep")
     parser.add_argument("--memory-workload", default="wide")
     parser.add_argument("--memory-batch", type=int, default=512)
+    parser.add_argument("--memory-repeats", type=int, default=5,
+                        help="fresh processes per memory configuration (medians reported)")
     parser.add_argument("--skip", default="",
                         help="comma-separated sections to skip: loops, targets, eager, "
                              "mirrored, memory")
@@ -69,6 +72,7 @@ def main(argv=None):
         args.steps, args.batch, args.rounds, args.cycles = 2, 4, 2, 1
         args.workloads = args.eager_workload = args.memory_workload = "tiny"
         args.memory_batch = 4
+        args.memory_repeats = 2
         args.resolve_seconds = 0
     from gradacc_compat.bench import runner
     if args.child_memory:

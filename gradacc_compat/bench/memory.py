@@ -10,7 +10,7 @@ import sys
 
 import six
 
-__all__ = ["MODES", "child", "measure"]
+__all__ = ["MODES", "child", "measure", "summary"]
 
 TAG = "GAC-BENCH-MEMORY "
 #: (mode, what it trains): the configurations compared.
@@ -88,6 +88,20 @@ def measure(workload, mode, steps, batch, cap=None, timeout=900):
                 or "ResourceExhausted" in l or "bad_alloc" in l), None)
     return {"mode": mode, "failed": (why or (lines[-1] if lines else "no output"))[:300],
             "out_of_memory": why is not None, "returncode": proc.returncode}
+
+
+def summary(reports):
+    """One mode's reports from several processes as one: the median of each
+    peak (``peak_rss_samples`` lists them all), or the first failure."""
+    failed = [r for r in reports if r.get("failed")]
+    if failed:
+        return failed[0]
+    merged = dict(reports[0])
+    for key in ("peak_rss", "peak_virtual", "allocator_peak"):
+        values = sorted(r[key] for r in reports if r.get(key) is not None)
+        merged[key] = values[len(values) // 2] if values else None
+    merged["peak_rss_samples"] = [r.get("peak_rss") for r in reports]
+    return merged
 
 
 def _communicate(proc, timeout):

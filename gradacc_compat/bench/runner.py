@@ -212,13 +212,17 @@ def _mirrored(s):
 
 
 def _memory_section(workload, args):
-    print("\n## memory (%s, N=%d, b=%d; each in a fresh process)"
-          % (workload.description, args.steps, args.memory_batch))
-    runs = [memory.measure(workload, mode, args.steps, args.memory_batch)
-            for mode, _ in memory.MODES]
+    print("\n## memory (%s, N=%d, b=%d; each in a fresh process, %d per mode, alternating; "
+          "medians [min-max])" % (workload.description, args.steps, args.memory_batch,
+                                  args.memory_repeats))
+    measured = dict((mode, []) for mode, _ in memory.MODES)
+    for _ in range(args.memory_repeats):  # a process's peak moves by ~10 MiB run to run
+        for mode, _ in memory.MODES:
+            measured[mode].append(memory.measure(workload, mode, args.steps, args.memory_batch))
+    runs = [memory.summary(measured[mode]) for mode, _ in memory.MODES]
     for run_ in runs:
         print("%-18s %s" % (run_["mode"], _memory_text(run_)))
-    section = {"workload": workload.name, "runs": runs}
+    section = {"workload": workload.name, "runs": runs, "repeats": args.memory_repeats}
     peaks = dict((r["mode"], r) for r in runs)
     acc, big = peaks.get("accumulate(N,b)", {}), peaks.get("plain(N*b)", {})
     if acc.get("peak_virtual") and big.get("peak_virtual") and not args.quick:
@@ -236,8 +240,11 @@ def _memory_text(run_):
     if run_.get("failed"):
         return "FAILED%s: %s" % (" (out of memory)" if run_.get("out_of_memory") else "",
                                  run_["failed"])
-    text = "peak RSS %.0f MiB, peak virtual %.0f MiB" % (run_["peak_rss"] / 2.0 ** 20,
-                                                         run_["peak_virtual"] / 2.0 ** 20)
+    text = "peak RSS %.0f MiB" % (run_["peak_rss"] / 2.0 ** 20)
+    if len(run_.get("peak_rss_samples") or []) > 1:
+        text += " [%.0f-%.0f]" % (min(run_["peak_rss_samples"]) / 2.0 ** 20,
+                                  max(run_["peak_rss_samples"]) / 2.0 ** 20)
+    text += ", peak virtual %.0f MiB" % (run_["peak_virtual"] / 2.0 ** 20)
     if run_.get("allocator_peak"):
         text += ", allocator peak %.0f MiB" % (run_["allocator_peak"] / 2.0 ** 20)
     return text + ", completed"
