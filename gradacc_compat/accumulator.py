@@ -531,8 +531,11 @@ class GradientAccumulator(tf.Module):
                 used = [variables[i] for i in sorted(self._plain.seen)]
                 with tf.init_scope(), compat.strategy_scope(strategy):
                     adapter.prepare(optimizer, used)
-            return _cond(applies,
-                         lambda: self._apply_all(strategy, adapter, optimizer, apply_fn))
+            applied = _cond(applies,
+                            lambda: self._apply_all(strategy, adapter, optimizer, apply_fn))
+            if not tf.executing_eagerly() and _is_default(strategy):
+                compat.run_as_call(applied)  # the untaken apply: one call, not ~100 dead ops
+            return applied
 
         ctx = tf.distribute.get_replica_context()
         if ctx is None:

@@ -259,6 +259,24 @@ def eager_assign_add(variable, value):
     _ASSIGN_ADD(variable.handle, value)
 
 
+def run_as_call(cond_output):
+    """Asks TF to run the ``tf.cond`` whose output is ``cond_output`` as a
+    function call instead of lowering it into the graph (TF 2 functions
+    lower an ``If`` op's branches to Switch/Merge, so every op of an
+    untaken branch still passes a dead signal, each micro-step). For a cond
+    that rarely runs its big branch -- the apply -- one call costs less.
+    Where the cond is not an ``If`` op (TF1 graphs, TF 1.x functions) it
+    stays as it is. One device only: a lowered cond is what TF places
+    across devices."""
+    op = cond_output.op
+    while op.type == "Identity" and op.inputs:
+        op = op.inputs[0].op
+    if op.type not in ("If", "StatelessIf"):
+        return
+    from tensorflow.core.framework import attr_value_pb2
+    op._set_attr("_lower_using_switch_merge", attr_value_pb2.AttrValue(b=False))
+
+
 def run_in_replicas(strategy, fn, args=()):
     """Run ``fn(*args)`` once per replica, in replica context.
 

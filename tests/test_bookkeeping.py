@@ -121,3 +121,35 @@ def test_float16_gradients_accumulate_in_float32(mode):
         run(np.array([1.0], "float32"))           # 2052 / 5 = 410.4 applied
         assert h.value(var).dtype == np.float16
         np.testing.assert_allclose(h.value(var), [-410.4], rtol=1e-3)
+
+
+def test_in_a_one_device_function_the_apply_is_a_call_not_lowered():
+    """TF 2 lowers a tf.cond's branches into the function's graph, where an
+    untaken branch still passes a dead signal through each of its ops: the
+    apply's ~100 ops on every micro-step. The apply's cond is kept as one
+    call (the golden tables check what it computes); the writes' cond, a
+    few ops, stays lowered."""
+    if not hasattr(tf, "function") or not tf.executing_eagerly():
+        pytest.skip("no tf.function in eager mode here")
+    variable = tf.Variable([0.0, 0.0])
+    opt = H.make_optimizer("v1", "adam", LR)
+    acc = gac.GradientAccumulator(steps=2)
+    step = tf.function(lambda g: acc.step(opt, [g], [variable]))
+    graph = step.get_concrete_function(tf.TensorSpec([2], tf.float32)).graph
+    conds = [op for op in graph.get_operations() if op.type in ("If", "StatelessIf")]
+    if not conds:
+        pytest.skip("this TF builds tf.cond from Switch/Merge in functions: nothing to keep")
+
+    def lowered(op):
+        try:
+            return op.get_attr("_lower_using_switch_merge")
+        except ValueError:
+            return False
+
+    def size(op):
+        return max(len(graph._get_function(op.get_attr(b).name).definition.node_def)
+                   for b in ("then_branch", "else_branch"))
+
+    kept = [op for op in conds if not lowered(op)]
+    assert len(kept) == 1, [(op.name, lowered(op)) for op in conds]
+    assert size(kept[0]) == max(size(op) for op in conds)  # the apply: the big one
