@@ -24,7 +24,8 @@ from __future__ import absolute_import, division, print_function
 from gradacc_compat import compat
 from gradacc_compat.compat import tf
 
-__all__ = ["adapter_for", "FAMILIES", "overwritten_by_gradient", "reduces_in_compute"]
+__all__ = ["adapter_for", "FAMILIES", "overwritten_by_gradient", "reduces_in_compute",
+           "synchronizes_replicas", "aggregated_by_sync_replicas"]
 
 
 class _Family(object):
@@ -202,6 +203,28 @@ def reduces_in_compute(optimizer):
     applies what it is given, reduced or not (Horovod 0.28, TF >= 2.4)."""
     return getattr(optimizer, "_allreduce_grads", None) is not None and any(
         cls.__module__.split(".")[0] == "horovod" for cls in type(optimizer).__mro__)
+
+
+def synchronizes_replicas(optimizer):
+    """Whether ``optimizer`` is ``tf.compat.v1.train.SyncReplicasOptimizer``:
+    it exchanges gradients through parameter-server accumulators on every
+    apply, and its token queue and chief queue runner must run on every
+    step (gated inside an accumulating cond, they cannot)."""
+    return isinstance(optimizer, tf.compat.v1.train.SyncReplicasOptimizer)
+
+
+#: The ops a SyncReplicasOptimizer's accumulators hand gradients out with.
+_SYNC_TAKES = ("AccumulatorTakeGradient", "ResourceAccumulatorTakeGradient",
+               "SparseAccumulatorTakeGradient")
+
+
+def aggregated_by_sync_replicas(gradient):
+    """Whether ``gradient`` (a graph tensor or ``IndexedSlices``) was taken
+    from a SyncReplicasOptimizer's accumulator: the optimizer being handed
+    it is the one a SyncReplicasOptimizer wraps."""
+    values = getattr(gradient, "values", gradient)
+    op = getattr(values, "op", None) if not tf.executing_eagerly() else None
+    return op is not None and op.type in _SYNC_TAKES
 
 
 def adapter_for(optimizer):

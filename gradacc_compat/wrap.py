@@ -73,6 +73,8 @@ def wrap(optimizer, steps, **options):
     except (TypeError, ValueError) as err:
         raise type(err)("gac.wrap: %s Wrapping %s." % (err, _describe(optimizer)))
     _check_options(optimizer, options)
+    if families.synchronizes_replicas(optimizer):
+        raise TypeError(_SYNC_REPLICAS % ("gac.wrap received " + _describe(optimizer),))
     if adapter.name == "v1-train":
         return AccumulatingOptimizerV1(optimizer, steps, **options)
     if _has_state(optimizer):
@@ -211,6 +213,19 @@ class _AccumulatingBase(object):
         self._track_trackable(acc, name="gradient_accumulator")
 
 
+_SYNC_REPLICAS = (
+    "%s. gac.wrap and SyncReplicasOptimizer do not compose: wrapped inside it, "
+    "the wrapper advances global_step once per effective step, but SyncReplicasOptimizer "
+    "drops as stale every gradient tagged with an older global_step, so its workers "
+    "hang; wrapping it, the wrapper would run its token queue only on effective steps. "
+    "(SyncReplicasOptimizer alone with replicas_to_aggregate = workers x steps is not "
+    "exact either: it drops micro-batches as stale.) With parameter servers use "
+    "gac.wrap(optimizer, steps) without it (each worker applies the mean of its own "
+    "micro-batches); for synchronous workers, a collective strategy "
+    "(tf.distribute.MultiWorkerMirroredStrategy) with gac.wrap or "
+    "gac.GradientAccumulator.")
+
+
 # ---------------------------------------------------------------- TF1 family
 class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
     """A ``tf.compat.v1.train.Optimizer`` that accumulates ``steps`` calls.
@@ -239,6 +254,10 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
         if not grads_and_vars:
             raise ValueError("apply_gradients received no (gradient, variable) pairs.")
         grads, variables = zip(*grads_and_vars)
+        if any(families.aggregated_by_sync_replicas(g) for g in grads):
+            raise TypeError(_SYNC_REPLICAS % (
+                "%s received gradients from a SyncReplicasOptimizer's accumulators "
+                "(SyncReplicasOptimizer(gac.wrap(...)))" % type(self).__name__,))
         inner = self._gac_inner
 
         def apply_fn(accumulated):
