@@ -266,15 +266,35 @@ def run_as_call(cond_output):
     untaken branch still passes a dead signal, each micro-step). For a cond
     that rarely runs its big branch -- the apply -- one call costs less.
     Where the cond is not an ``If`` op (TF1 graphs, TF 1.x functions) it
-    stays as it is. One device only: a lowered cond is what TF places
-    across devices."""
+    stays as it is. So it does where the resources it takes are not known
+    to share one device (a parameter server's variables and a worker's, a
+    GPU's and the host's): one call is placed on one device, and TF
+    refuses a call whose resources live on two ("Cannot place the graph
+    because a reference or resource edge connects colocation groups")."""
     op = cond_output.op
     while op.type == "Identity" and op.inputs:
         op = op.inputs[0].op
     if op.type not in ("If", "StatelessIf"):
         return
+    devices = set(_resource_device(t) for t in op.inputs if t.dtype == tf.resource)
+    if len(devices) != 1 or None in devices:
+        return
     from tensorflow.core.framework import attr_value_pb2
     op._set_attr("_lower_using_switch_merge", attr_value_pb2.AttrValue(b=False))
+
+
+def _resource_device(tensor):
+    """The device of the resource ``tensor`` holds (through a function's
+    capture, to the captured handle), or None when the graph does not say."""
+    graph = tensor.graph
+    internal = list(getattr(graph, "internal_captures", None) or [])
+    if tensor.op.type == "Placeholder" and internal:
+        for outer, inner in zip(graph.external_captures, internal):
+            if inner is tensor:
+                tensor = outer
+                break
+    device = getattr(tensor, "device", None)
+    return tf.DeviceSpec.from_string(device).to_string() if device else None
 
 
 def run_in_replicas(strategy, fn, args=()):
