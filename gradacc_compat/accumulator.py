@@ -458,8 +458,7 @@ class GradientAccumulator(tf.Module):
             accum = accums[i]
             if grad is None:
                 if first:
-                    ops.extend(_clear_marked(accum, marks[i]) if i in marks
-                               else [accum.assign(_zeros(accum))])
+                    ops.extend(_clear(accum, marks.get(i)))
                 continue
             if isinstance(grad, tf.IndexedSlices):
                 ops.extend(_scatter(accum, marks.get(i), grad, weight, first))
@@ -662,16 +661,20 @@ def _scatter(accum, rows, grad, weight, first):
     values = tf.cast(grad.values, accum.dtype)
     if weight is not None:
         values = values * weight
-    clear = []
-    if first:
-        clear = (_clear_marked(accum, rows) if rows is not None
-                 else [accum.assign(_zeros(accum), read_value=False)])
-    with tf.control_dependencies(clear):
+    with tf.control_dependencies(_clear(accum, rows) if first else []):
         writes = [tf.compat.v1.scatter_add(accum, grad.indices, values)]
         if rows is not None:
             writes.append(tf.compat.v1.scatter_update(
                 rows, grad.indices, tf.ones(tf.shape(grad.indices), tf.float32)))
         return writes
+
+
+def _clear(accum, rows):
+    """Empties ``accum`` for a new cycle: the rows ``rows`` marks, or the
+    whole accumulator where it keeps no marks (``rows`` None)."""
+    if rows is None:
+        return [accum.assign(_zeros(accum), read_value=False)]
+    return _clear_marked(accum, rows)
 
 
 def _clear_marked(accum, rows):
