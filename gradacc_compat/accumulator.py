@@ -3,7 +3,7 @@ from __future__ import absolute_import, division, print_function
 
 import numbers
 
-from gradacc_compat import audit, compat, families
+from gradacc_compat import audit, compat, families, horovod_support
 from gradacc_compat._checks import (check_gradient, check_steps, check_weight, clean_name,
                                     names)
 from gradacc_compat.compat import tf
@@ -193,15 +193,14 @@ class GradientAccumulator(tf.Module):
         """``step`` whose apply is ``apply_fn(grads_and_vars)`` when given
         (the optimizer wrappers pass their inner apply, e.g. with global_step)."""
         adapter = families.adapter_for(optimizer)
-        if apply_fn is None:
-            _refuse_apply_only_reduction(optimizer)
+        reduce = horovod_support.rank_reduction(optimizer)
         count, known = self._accumulate(gradients, variables, weight,
                                         self._rows_as_dense(adapter, optimizer))
         steps = self._steps
         if known is not None and known < steps and _is_default(self._plain.strategy):
             return tf.constant(False)  # eager, one device: the host knows
         return self._apply_if(adapter, optimizer, count, lambda c: tf.greater_equal(c, steps),
-                              apply_fn)
+                              apply_fn, reduce)
 
     def accumulate(self, gradients, variables, weight=None):
         """Adds one micro-batch's gradients. Returns the pending micro-step count."""
@@ -255,14 +254,14 @@ class GradientAccumulator(tf.Module):
 
     def _apply_pending(self, optimizer, apply_fn=None):
         adapter = families.adapter_for(optimizer)
-        if apply_fn is None:
-            _refuse_apply_only_reduction(optimizer)
+        reduce = horovod_support.rank_reduction(optimizer)
         if self._accums is None:  # nothing was ever accumulated
             return tf.constant(False)
         # Host code (an epoch-end callback, say) may call this outside the
         # strategy's scope: enter it, the apply is cross-replica then.
         with compat.strategy_scope(self._plain.strategy):
-            return self._apply_if(adapter, optimizer, None, lambda c: tf.greater(c, 0), apply_fn)
+            return self._apply_if(adapter, optimizer, None, lambda c: tf.greater(c, 0), apply_fn,
+                                  reduce)
 
     def flush(self, optimizer):
         """Applies a partial cycle (end of an epoch) with correct weighting.
@@ -430,7 +429,8 @@ class GradientAccumulator(tf.Module):
         ``tf.where`` over the marks)."""
         plain = self._plain
         return (adapter.updates_every_row(optimizer) and _is_default(plain.strategy)
-                and plain.device is None and not families.reduces_in_compute(optimizer))
+                and plain.device is None
+                and not horovod_support.is_distributed_optimizer(optimizer))
 
     def _sparse_apply(self, i, adapter, strategy):
         """Whether variable ``i`` is applied as ``tf.IndexedSlices`` over the
@@ -490,7 +490,7 @@ class GradientAccumulator(tf.Module):
             cache[key] = (variables, [self._local(v) for v in variables])
         return cache[key][1]
 
-    def _apply_if(self, adapter, optimizer, count, predicate, apply_fn=None):
+    def _apply_if(self, adapter, optimizer, count, predicate, apply_fn=None, reduce=None):
         """Decides in cross-replica context, applies back in replica context.
 
         A ``tf.cond`` around ``apply_gradients`` in replica context fails
@@ -531,7 +531,8 @@ class GradientAccumulator(tf.Module):
                 with tf.init_scope(), compat.strategy_scope(strategy):
                     adapter.prepare(optimizer, used)
             applied = _cond(applies,
-                            lambda: self._apply_all(strategy, adapter, optimizer, apply_fn))
+                            lambda: self._apply_all(strategy, adapter, optimizer, apply_fn,
+                                                    reduce))
             if not tf.executing_eagerly() and _is_default(strategy):
                 compat.run_as_call(applied)  # the untaken apply: one call, not ~100 dead ops
             return applied
@@ -543,8 +544,10 @@ class GradientAccumulator(tf.Module):
             count = self._local(self._micro_step).read_value()
         return ctx.merge_call(decide, args=(count,))
 
-    def _apply_all(self, strategy, adapter, optimizer, apply_fn=None):
-        """Cross-replica: one apply per replica, then the resets."""
+    def _apply_all(self, strategy, adapter, optimizer, apply_fn=None, reduce=None):
+        """Cross-replica: one apply per replica, then the resets. ``reduce``
+        (Horovod's, see ``horovod_support``): the one all-reduce across
+        ranks, of the accumulated gradient."""
         divisor = None
         if self._reduction == "mean" and self._plain.weighted:
             # The SUM read of the replica-local totals, divided by the replica
@@ -585,7 +588,10 @@ class GradientAccumulator(tf.Module):
                     value = tf.IndexedSlices(value, rows,
                                              dense_shape=tf.shape(accum, out_type=tf.int64))
                 grads.append(value)
-            grads_and_vars = list(zip(grads, [variables[i] for i in indices]))
+            applied_vars = [variables[i] for i in indices]
+            if reduce is not None:
+                grads = list(reduce(grads, applied_vars))
+            grads_and_vars = list(zip(grads, applied_vars))
             if apply_fn is not None:
                 applied = apply_fn(grads_and_vars)
             else:
@@ -611,21 +617,6 @@ class GradientAccumulator(tf.Module):
 
 
 # ---------------------------------------------------------------- helpers
-def _refuse_apply_only_reduction(optimizer):
-    """An optimizer that all-reduces only when it computes gradients would
-    apply each rank's own accumulated gradient here: the ranks diverge."""
-    if families.reduces_in_compute(optimizer):
-        raise TypeError(
-            "GradientAccumulator received Horovod's DistributedOptimizer (%s.%s). It "
-            "all-reduces where gradients are computed, not in apply_gradients, so each "
-            "rank would apply its own accumulated gradient and the ranks would diverge. "
-            "Use gac.wrap(hvd.DistributedOptimizer(optimizer), steps) with minimize / "
-            "fit (a Keras optimizer then all-reduces once per effective step), or "
-            "compute the gradients with hvd.DistributedGradientTape and pass the "
-            "optimizer it wraps (an all-reduce every micro-step)."
-            % (type(optimizer).__module__, type(optimizer).__name__))
-
-
 def _is_default(strategy):
     return not tf.distribute.has_strategy() and strategy is tf.distribute.get_strategy()
 

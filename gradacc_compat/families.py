@@ -24,7 +24,7 @@ from __future__ import absolute_import, division, print_function
 from gradacc_compat import compat
 from gradacc_compat.compat import tf
 
-__all__ = ["adapter_for", "FAMILIES", "overwritten_by_gradient", "reduces_in_compute",
+__all__ = ["adapter_for", "FAMILIES", "overwritten_by_gradient",
            "synchronizes_replicas", "aggregated_by_sync_replicas"]
 
 
@@ -194,15 +194,6 @@ def overwritten_by_gradient(variable):
 
 #: Checked in order: the first family whose ``matches`` is true wins.
 FAMILIES = (_V1Train(), _Keras3(), _Keras2New(), _OptimizerV2())
-
-
-def reduces_in_compute(optimizer):
-    """Whether ``optimizer`` is Horovod's ``DistributedOptimizer`` (Keras or
-    ``tf.compat.v1.train``): it all-reduces where gradients are computed
-    (``compute_gradients``, ``minimize``), and its ``apply_gradients``
-    applies what it is given, reduced or not (Horovod 0.28, TF >= 2.4)."""
-    return getattr(optimizer, "_allreduce_grads", None) is not None and any(
-        cls.__module__.split(".")[0] == "horovod" for cls in type(optimizer).__mro__)
 
 
 def synchronizes_replicas(optimizer):

@@ -21,7 +21,7 @@ import contextlib
 import copy
 import importlib
 
-from gradacc_compat import compat, families
+from gradacc_compat import compat, families, horovod_support
 from gradacc_compat._checks import check_steps
 from gradacc_compat.accumulator import GradientAccumulator, once_per_strategy
 from gradacc_compat.compat import tf
@@ -75,6 +75,7 @@ def wrap(optimizer, steps, **options):
     _check_options(optimizer, options)
     if families.synchronizes_replicas(optimizer):
         raise TypeError(_SYNC_REPLICAS % ("gac.wrap received " + _describe(optimizer),))
+    reduce = horovod_support.rank_reduction(optimizer)  # raises for one it cannot drive
     if adapter.name == "v1-train":
         return AccumulatingOptimizerV1(optimizer, steps, **options)
     if _has_state(optimizer):
@@ -87,14 +88,14 @@ def wrap(optimizer, steps, **options):
             "gac.wrap received %s with Keras' own gradient_accumulation_steps=%r. Use "
             "one or the other: remove gradient_accumulation_steps from the optimizer."
             % (_describe(optimizer), optimizer.gradient_accumulation_steps))
-    base, reduce = type(optimizer), None
-    if families.reduces_in_compute(optimizer):
+    base = type(optimizer)
+    if reduce is not None:
         # Horovod's DistributedOptimizer all-reduces where gradients are
         # computed, every micro-step, and its class (it calls
         # super(self.__class__, ...)) cannot be subclassed. The wrapper is
         # the class Horovod derived from, and reduces the accumulated
         # gradient with Horovod's own function, once per effective step.
-        base, reduce = type(optimizer).__mro__[1], optimizer._allreduce_grads
+        base = type(optimizer).__mro__[1]
     cls = _keras_subclass(base, adapter)
     try:
         config = optimizer.get_config()
@@ -247,7 +248,10 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
         return self._gac_inner
 
     def compute_gradients(self, *args, **kwargs):
-        return self._gac_inner.compute_gradients(*args, **kwargs)
+        # This process's own gradients: a Horovod DistributedOptimizer's
+        # all-reduce runs on the accumulated gradient, in the apply.
+        local = horovod_support.local_gradients_optimizer(self._gac_inner)
+        return local.compute_gradients(*args, **kwargs)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         grads_and_vars = list(grads_and_vars)
