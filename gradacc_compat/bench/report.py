@@ -15,20 +15,22 @@ def _range(values, fmt="%.2f"):
 
 def row_text(row):
     dw = row.get("max_dw")
-    return "%-24s %-24s %-22s %-22s %-9s %s" % (
+    iterations = row.get("iterations_per_effective_step")
+    return "%-24s %-24s %-22s %-22s %-9s %-9s %s" % (
         row["name"], _range(row.get("ms")), _range(row.get("speed")),
         _range(row.get("vs_floor_write")),
         "-" if dw is None else "%.1e" % dw,
-        "-" if row.get("retraces") is None else row["retraces"])
+        "-" if row.get("retraces") is None else row["retraces"],
+        "-" if iterations is None else "%g" % iterations)
 
 
 def print_section(section):
     print("\n## %s" % section["title"])
     if section.get("note"):
         print(section["note"])
-    print("%-24s %-24s %-22s %-22s %-9s %s" % (
+    print("%-24s %-24s %-22s %-22s %-9s %-9s %s" % (
         "candidate", "ms/micro-step [IQR]", "speed vs " + section["baseline"],
-        "time / floor+write", "max|dw|", "retraces"))
+        "time / floor+write", "max|dw|", "retraces", "iterations/effective step"))
     for row in section["rows"]:
         print(row_text(row))
     for pair in section.get("intervals", []):
