@@ -413,9 +413,13 @@ def fit_candidates(s):
     if horovod is not None:
         found.append(_fit_candidate(
             s, "fit horovod bpps", "model.fit with hvd.DistributedOptimizer(Adam, "
-            "backward_passes_per_step=N, average_aggregated_gradients=True)",
+            "backward_passes_per_step=N, average_aggregated_gradients=True, "
+            "sparse_as_dense=True)",
+            # Horovod accumulates no IndexedSlices with backward_passes_per_step > 1
+            # unless it makes them dense.
             horovod.DistributedOptimizer(adam(1e-3), backward_passes_per_step=s.steps,
-                                         average_aggregated_gradients=True), True))
+                                         average_aggregated_gradients=True,
+                                         sparse_as_dense=True), True))
     return found
 
 
