@@ -641,7 +641,10 @@ def _cond(pred, true_fn, false_fn=None):
                 return tf.identity(tf.constant(value))
         return run
 
-    return tf.cond(pred, branch(true_fn, True), branch(false_fn, False))
+    # The branches may create variables under init_scope (an optimizer's
+    # slots): it must lift them to this graph, never to eager mode.
+    with compat.graph_entered():
+        return tf.cond(pred, branch(true_fn, True), branch(false_fn, False))
 
 
 def _scatter(accum, rows, grad, weight, first):

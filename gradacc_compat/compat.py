@@ -37,7 +37,7 @@ __all__ = [
     "keras_register_serializable", "keras_fit_per_replica_batch", "keras_fit_batch_size",
     "visible_devices", "progress_bar", "do_not_convert",
     "multi_worker_mirrored_strategy", "cross_device_ops", "eager_assign", "eager_assign_add",
-    "xla_function_kwargs", "keras_own_accumulation",
+    "xla_function_kwargs", "keras_own_accumulation", "graph_entered",
 ]
 
 
@@ -200,6 +200,37 @@ def eager_by_default():
     # 1.14 has only the framework function.
     from tensorflow.python.framework import ops
     return ops.executing_eagerly_outside_functions()
+
+
+def graph_entered():
+    """A context that enters the default graph explicitly (``as_default()``)
+    where the code runs in a graph that is not building a function, so that
+    ``tf.init_scope()`` inside a function built here -- a ``tf.cond``
+    branch, under TF2 control flow -- lifts to that graph. Elsewhere
+    (eagerly, inside a function) it does nothing.
+
+    Why: after ``tf.compat.v1.disable_eager_execution()`` on TF2, code that
+    builds into the implicit global graph (never entered with
+    ``as_default()``, as TF1-style scripts do) leaves no graph on the graph
+    stack, while the eager context made at import keeps its eager entry on
+    the context-switch stack. ``init_scope`` in a cond branch then skips the
+    branch's function graph and lands in EAGER mode: a v1 optimizer's
+    ``apply_gradients`` (which creates its slots under ``init_scope``)
+    creates Adam's ``beta1_power`` as an eager variable, which fails under
+    ``replica_device_setter`` ("/job:ps/replica:0/task:0/device:CPU:0
+    unknown device"). Measured with plain TF (a ``tf.cond`` branch asking
+    ``tf.executing_eagerly()`` under ``init_scope``): eager on 2.0.4 and
+    2.4.4, graph on 2.1.4 (whose context-switch stack starts empty) and in
+    any graph entered with ``as_default()``. Entering the graph is what every
+    ``with graph.as_default():`` script does already, so it is harmless
+    where the trap is absent (TF 1.x included).
+    """
+    if tf.executing_eagerly():
+        return nullcontext()
+    graph = tf.compat.v1.get_default_graph()
+    if getattr(graph, "building_function", False):
+        return nullcontext()  # init_scope finds the outer graph on the stack
+    return graph.as_default()
 
 
 def xla_function_kwargs():
