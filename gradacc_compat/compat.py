@@ -38,6 +38,7 @@ __all__ = [
     "visible_devices", "progress_bar", "do_not_convert",
     "multi_worker_mirrored_strategy", "cross_device_ops", "eager_assign", "eager_assign_add",
     "xla_function_kwargs", "keras_own_accumulation", "graph_entered",
+    "replica_id_in_cluster", "shard_by_data",
 ]
 
 
@@ -361,6 +362,45 @@ def replica_index(replica_context):
             "gradacc_compat needs a static replica id; this strategy (%r) gives "
             "a dynamic one." % (replica_context.strategy,))
     return int(rid)
+
+
+def replica_id_in_cluster(replica_context):
+    """This replica's number among the replicas of every worker, 0 to
+    ``num_replicas_in_sync - 1``: which share of a global batch is its own.
+
+    ``MultiWorkerMirroredStrategy`` numbers ``replica_id_in_sync_group``
+    per worker before TF 2.4 (every worker's first replica is 0: measured
+    on 2.0.4 and 2.1.4, where two workers both took the first half of each
+    global batch; 2.4.4 numbers them across workers, through the
+    ``_get_replica_id_in_sync_group`` its collective strategy gained).
+    There, this worker's offset -- its task id times its replica count --
+    is added.
+    # TODO: remove the offset when TF 2.4 is the oldest supported release.
+    """
+    rid = replica_index(replica_context)
+    extended = replica_context.strategy.extended
+    workers = getattr(extended, "_num_workers", 1) or 1
+    if workers > 1 and not hasattr(extended, "_get_replica_id_in_sync_group"):
+        per_worker = replica_context.num_replicas_in_sync // workers
+        rid += int(extended._task_id) * per_worker
+    return rid
+
+
+def shard_by_data(options):
+    """Sets ``options`` (``tf.data.Options``) to shard a distributed dataset
+    by element: each worker keeps every n-th element of the batched dataset
+    (with ``batch`` last, every n-th global batch's share), never by file.
+    ``auto_shard_policy = AutoShardPolicy.DATA`` from TF 2.1; TF 2.0 has
+    only the boolean ``auto_shard`` (on by default), which shards by data
+    where the dataset reads no files (as ``from_tensor_slices``).
+    # TODO: remove the TF 2.0 branch when TF 2.1 is the oldest supported.
+    """
+    policy = getattr(tf.data.experimental, "AutoShardPolicy", None)
+    if policy is not None:
+        options.experimental_distribute.auto_shard_policy = policy.DATA
+    else:
+        options.experimental_distribute.auto_shard = True
+    return options
 
 
 @contextlib.contextmanager

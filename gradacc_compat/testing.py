@@ -198,7 +198,7 @@ def replica_slice(x):
     n = ctx.num_replicas_in_sync
     if n == 1:
         return x
-    return tf.split(x, n)[compat.replica_index(ctx)]
+    return tf.split(x, n)[compat.replica_id_in_cluster(ctx)]
 
 
 def gradients(loss_fn, variables):

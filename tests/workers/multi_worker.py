@@ -82,9 +82,7 @@ def fit(out, steps=N):
         optimizer = H.make_optimizer("keras", "adam")
         optimizer = gac.wrap(optimizer, steps) if steps > 1 else optimizer
         model.compile(optimizer=optimizer, loss="mse")
-    options = tf.data.Options()
-    options.experimental_distribute.auto_shard_policy = \
-        tf.data.experimental.AutoShardPolicy.DATA
+    options = compat.shard_by_data(tf.data.Options())
     # Every worker the same dataset, batched by the GLOBAL batch, sharded by
     # data: each worker then trains on its half of every global batch.
     batch = B if steps > 1 else N * B
