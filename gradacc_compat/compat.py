@@ -222,16 +222,28 @@ def graph_entered():
     unknown device"). Measured with plain TF (a ``tf.cond`` branch asking
     ``tf.executing_eagerly()`` under ``init_scope``): eager on 2.0.4 and
     2.4.4, graph on 2.1.4 (whose context-switch stack starts empty) and in
-    any graph entered with ``as_default()``. Entering the graph is what every
-    ``with graph.as_default():`` script does already, so it is harmless
-    where the trap is absent (TF 1.x included).
+    any graph entered with ``as_default()``. The parameter-server test's
+    worker met it on 2.0.4 only (on 2.4.4 its optimizer's state stayed in
+    the graph, for reasons not traced). Entering the graph is what every
+    ``with graph.as_default():`` script does already. It is entered only
+    where the trap can be (TF2 after ``disable_eager_execution()``): entered
+    in every graph (TF2's ``tf.Graph().as_default()`` with eager on), it
+    made later ``tf.function`` tests of the TF 2.0 suite fail ("called
+    under bool"), for reasons not traced.
     """
-    if tf.executing_eagerly():
+    if TF1 or tf.executing_eagerly() or not _eager_disabled():
         return nullcontext()
     graph = tf.compat.v1.get_default_graph()
     if getattr(graph, "building_function", False):
         return nullcontext()  # init_scope finds the outer graph on the stack
     return graph.as_default()
+
+
+def _eager_disabled():
+    """TF2: whether ``disable_eager_execution()`` was called in this process
+    (TF's ``context.default_execution_mode``, 2.0 -> 2.21)."""
+    from tensorflow.python.eager import context
+    return context.default_execution_mode == context.GRAPH_MODE
 
 
 def xla_function_kwargs():
