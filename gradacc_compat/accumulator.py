@@ -36,10 +36,9 @@ class _PlainState(object):
         micro-steps touch only this replica's component, so they do no
         cross-replica communication."""
         with tf.device(self.device) if self.device else compat.nullcontext():
-            return tf.compat.v1.Variable(
-                lambda: tf.fill(shape, tf.cast(fill, dtype)), name="%s/%s" % (self.name, name),
-                trainable=False, use_resource=True, synchronization=_SYNC.ON_READ,
-                aggregation=aggregation, collections=self.collections)
+            return compat.state_variable(
+                lambda: tf.fill(shape, tf.cast(fill, dtype)), "%s/%s" % (self.name, name),
+                _SYNC.ON_READ, aggregation, self.collections)
 
 
 def _task_placement():
