@@ -35,10 +35,12 @@ class _PlainState(object):
         (``init_scope`` drops the caller's name scope), filled with ``fill``:
         micro-steps touch only this replica's component, so they do no
         cross-replica communication."""
-        with tf.device(self.device) if self.device else compat.nullcontext():
-            return compat.state_variable(
-                lambda: tf.fill(shape, tf.cast(fill, dtype)), "%s/%s" % (self.name, name),
-                _SYNC.ON_READ, aggregation, self.collections)
+        with tf.device(self.device) if self.device else compat.nullcontext(), \
+                compat.direct_variables():
+            return tf.compat.v1.Variable(
+                lambda: tf.fill(shape, tf.cast(fill, dtype)), name="%s/%s" % (self.name, name),
+                trainable=False, use_resource=True, synchronization=_SYNC.ON_READ,
+                aggregation=aggregation, collections=self.collections)
 
 
 def _task_placement():
@@ -535,7 +537,8 @@ class GradientAccumulator(tf.Module):
                 # Optimizer state is created here, outside the cond (and in
                 # cross-replica context); an eager apply creates its own.
                 used = [variables[i] for i in sorted(self._plain.seen)]
-                with tf.init_scope(), compat.strategy_scope(strategy):
+                with tf.init_scope(), compat.strategy_scope(strategy), \
+                        compat.direct_variables():
                     adapter.prepare(optimizer, used)
             applied = _cond(applies,
                             lambda: self._apply_all(strategy, adapter, optimizer, apply_fn,

@@ -310,20 +310,32 @@ def eager_assign_add(variable, value):
 _TRACE_CREATOR_KEEPS_INITIAL_VALUE = TF_VERSION < (1, 15, 0)
 
 
-def state_variable(initial_value, name, synchronization, aggregation, collections=None):
-    """A non-trainable resource variable for bookkeeping state, created from
-    the callable ``initial_value``. Eagerly on one device (no strategy) it
-    is created directly where TF 1.14 would keep its initial value twice;
-    else through the creators in scope (a strategy's makes its per-replica
-    components)."""
-    if (_TRACE_CREATOR_KEEPS_INITIAL_VALUE and tf.executing_eagerly()
+@contextlib.contextmanager
+def direct_variables():
+    """Creates this scope's variables as plain resource variables where
+    TF 1.14 would keep their initial values twice: eagerly (under
+    ``init_scope``), on one device. Elsewhere, and under a strategy (whose
+    creator makes the per-replica components), it changes nothing."""
+    if not (_TRACE_CREATOR_KEEPS_INITIAL_VALUE and tf.executing_eagerly()
             and not tf.distribute.has_strategy()):
-        from tensorflow.python.ops import resource_variable_ops
-        return resource_variable_ops.ResourceVariable(initial_value, name=name,
-                                                      trainable=False)
-    return tf.compat.v1.Variable(initial_value, name=name, trainable=False, use_resource=True,
-                                 synchronization=synchronization, aggregation=aggregation,
-                                 collections=collections)
+        yield
+        return
+    from tensorflow.python.ops import resource_variable_ops
+    accepted = _arguments(resource_variable_ops.ResourceVariable.__init__)
+
+    def create(next_creator, **kwargs):
+        del next_creator  # tf.function's, among others
+        return resource_variable_ops.ResourceVariable(
+            **dict((k, v) for k, v in kwargs.items() if k in accepted))
+
+    with tf.variable_creator_scope(create):
+        yield
+
+
+def _arguments(function):
+    import inspect
+    spec = getattr(inspect, "getfullargspec", None) or inspect.getargspec
+    return set(spec(function).args)
 
 
 def run_as_call(cond_output):
