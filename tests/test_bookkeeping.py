@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gradacc_compat as gac
-from gradacc_compat import families
+from gradacc_compat import compat, families
 from gradacc_compat.compat import tf
 from tests import harness as H
 
@@ -153,3 +153,23 @@ def test_in_a_one_device_function_the_apply_is_a_call_not_lowered():
     kept = [op for op in conds if not lowered(op)]
     assert len(kept) == 1, [(op.name, lowered(op)) for op in conds]
     assert size(kept[0]) == max(size(op) for op in conds)  # the apply: the big one
+
+
+def test_state_made_while_a_function_traces_keeps_no_second_copy():
+    """TF 1.14's tf.function turns a variable created while it traces
+    (under init_scope too) into one that keeps a second copy of its initial
+    value for the process's life: for the accumulators and for the optimizer
+    state an apply inside the function prepares, a parameter-sized copy
+    each. There they are created as plain resource variables (the
+    benchmark's memory section shows the peak)."""
+    if not (compat._TRACE_CREATOR_KEEPS_INITIAL_VALUE and tf.executing_eagerly()):
+        pytest.skip("only TF 1.14's tf.function keeps initial values twice")
+    variable = tf.Variable([0.0, 0.0])
+    opt = H.make_optimizer("v1", "adam", LR)
+    acc = gac.GradientAccumulator(steps=2)
+    step = tf.function(lambda g: acc.step(opt, [g], [variable]))
+    step(tf.constant([1.0, 2.0]))
+    step(tf.constant([3.0, 4.0]))
+    made = list(acc._accums) + [opt.get_slot(variable, n) for n in opt.get_slot_names()]
+    assert [type(v).__name__ for v in made] == ["ResourceVariable"] * 3
+    assert np.all(variable.numpy() < 0)  # the apply ran, with these slots
