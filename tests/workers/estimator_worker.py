@@ -110,6 +110,11 @@ def main(model_dir, out, hook=True):
         if hook:
             raise
         np.savez(out, error=str(err))  # what the test expects without the hook
+        # After an aborted collective, TF 1.14 has been seen to crash
+        # (SIGSEGV) while the interpreter tears down (once in CI): the
+        # result is saved, so leave without that teardown.
+        sys.stdout.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":
