@@ -172,4 +172,8 @@ def test_state_made_while_a_function_traces_keeps_no_second_copy():
     step(tf.constant([3.0, 4.0]))
     made = list(acc._accums) + [opt.get_slot(variable, n) for n in opt.get_slot_names()]
     assert [type(v).__name__ for v in made] == ["ResourceVariable"] * 3
-    assert np.all(variable.numpy() < 0)  # the apply ran, with these slots
+    # The apply ran with these slots: one Adam step on the mean gradient.
+    reference = tf.Variable([0.0, 0.0])
+    H.make_optimizer("v1", "adam", LR).apply_gradients([(tf.constant([2.0, 3.0]), reference)])
+    np.testing.assert_allclose(variable.numpy(), reference.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(opt.get_slot(variable, "m").numpy(), [0.2, 0.3], rtol=1e-6)
