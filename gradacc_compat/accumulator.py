@@ -190,6 +190,7 @@ class GradientAccumulator(tf.Module):
         """
         return self._step(optimizer, gradients, variables, weight)
 
+    @compat.do_not_convert
     def _step(self, optimizer, gradients, variables, weight=None, apply_fn=None, reduce=None):
         """``step`` whose apply is ``apply_fn(grads_and_vars)`` when given
         (the optimizer wrappers pass their inner apply, e.g. with global_step).
@@ -214,6 +215,7 @@ class GradientAccumulator(tf.Module):
         """Adds one micro-batch's gradients. Returns the pending micro-step count."""
         return self._accumulate(gradients, variables, weight)[0]
 
+    @compat.do_not_convert
     def _accumulate(self, gradients, variables, weight, rows_as_dense=False):
         """``accumulate``, and eagerly the new count as a Python int (else
         None). ``rows_as_dense``: the sparse gradients of variables without
@@ -260,6 +262,7 @@ class GradientAccumulator(tf.Module):
         """
         return self._apply_pending(optimizer)
 
+    @compat.do_not_convert
     def _apply_pending(self, optimizer, apply_fn=None, reduce=None):
         adapter = families.adapter_for(optimizer)
         if reduce is None:
@@ -280,6 +283,7 @@ class GradientAccumulator(tf.Module):
         """
         return self.apply_gradients(optimizer)
 
+    @compat.do_not_convert
     def reset(self):
         """Drops what is pending (accumulated gradients and counts)."""
         return tf.group(*self._reset_ops(self._components))

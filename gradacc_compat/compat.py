@@ -35,7 +35,7 @@ __all__ = [
     "split_cpu", "tf1_session_config", "mirrored_strategy", "keras_module",
     "keras_legacy_optimizers", "keras_track_graph_variables",
     "keras_register_serializable", "keras_fit_per_replica_batch", "keras_fit_batch_size",
-    "visible_devices", "progress_bar", "do_not_convert",
+    "visible_devices", "progress_bar", "HAS_DO_NOT_CONVERT", "do_not_convert",
     "multi_worker_mirrored_strategy", "cross_device_ops", "eager_assign", "eager_assign_add",
     "xla_function_kwargs", "keras_own_accumulation", "graph_entered",
     "replica_id_in_cluster", "shard_by_data", "collectives_in_tf1_graph",
@@ -271,12 +271,14 @@ def in_cross_replica_context():
     return tf.distribute.in_cross_replica_context()
 
 
+#: ``tf.autograph.experimental.do_not_convert`` (TF >= 1.15; 1.14 has none).
+HAS_DO_NOT_CONVERT = hasattr(tf.autograph.experimental, "do_not_convert")
+
+
 def do_not_convert(fn):
-    """Keep AutoGraph from rewriting ``fn`` when a ``tf.function`` calls it
-    (``tf.autograph.experimental.do_not_convert``: TF >= 1.15; 1.14 has
-    none, and ``fn`` must then be plain enough to convert)."""
-    mark = getattr(tf.autograph.experimental, "do_not_convert", None)
-    return fn if mark is None else mark(fn)
+    """Keep AutoGraph from rewriting ``fn`` when a ``tf.function`` calls it.
+    On 1.14 ``fn`` is converted, and must be plain enough for that."""
+    return tf.autograph.experimental.do_not_convert(fn) if HAS_DO_NOT_CONVERT else fn
 
 
 def _raw_writers():

@@ -253,6 +253,7 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
         local = horovod_support.local_gradients_optimizer(self._gac_inner)
         return local.compute_gradients(*args, **kwargs)
 
+    @compat.do_not_convert
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         grads_and_vars = list(grads_and_vars)
         if not grads_and_vars:
@@ -294,6 +295,7 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
             return tf.compat.v1.train.SessionRunHook()
         return tf1_collectives.ApplyHook(split)
 
+    @compat.do_not_convert
     def flush(self, global_step=None):
         """Applies a pending partial cycle (a no-op when nothing is pending)."""
         inner = self._gac_inner
@@ -442,11 +444,13 @@ class _KerasMixin(_AccumulatingBase):
         instance._gac_setup(steps, options)
         return instance
 
+    @compat.do_not_convert
     def flush(self):
         """Applies a pending partial cycle (a no-op when nothing is pending)."""
         return self._gac_get_accumulator()._apply_pending(self, self._gac_apply_inner,
                                                           self.__dict__.get("_gac_reduce"))
 
+    @compat.do_not_convert
     def _gac_accumulate(self, grads, variables, *args, **kwargs):
         def apply_fn(accumulated):
             return self._gac_apply_inner(accumulated, *args, **kwargs)
