@@ -211,7 +211,7 @@ def _package_functions():
 def test_autograph_does_not_rewrite_the_accumulator(caller, capsys):
     """Converting the accumulator's code on every trace cost TF 2.21 ~3 MiB
     of Python heap for the life of the process (the benchmark's memory
-    section: accumulate(N,b) 693 MiB -> 682 against plain(b)'s 665) and
+    section: accumulate(N,b) 693 MiB -> 683 against plain(b)'s 665) and
     trace time. AutoGraph's log names each call it converts (or then finds
     it may leave alone)."""
     if not (compat.HAS_DO_NOT_CONVERT and tf.executing_eagerly()):
