@@ -238,11 +238,17 @@ def test_autograph_does_not_rewrite_the_accumulator(caller, capsys):
         step(tf.constant([3.0, 4.0]))
     finally:
         tf.autograph.set_verbosity(0, False)
-    called = set(re.findall(r"Converted call: <(?:bound method|function) (\S+)", capsys.readouterr().out))
+    log = capsys.readouterr().out
+    called = set(re.findall(r"Converted call: <(?:bound method|function) (\S+)", log))
     assert any(name.endswith(".user_step") for name in called), called  # the log was read
     ours = _package_functions()
     assert ours, "no package functions found"
     converted = set(n for n in called if n.split(".<locals>")[0] in ours)
     assert converted <= ENTRY_POINTS, sorted(converted)
-    # One Adam step on the mean gradient [2, 3]: lr * m / sqrt(v) = lr * sign.
+    # One Adam step on the mean gradient [2, 3]: lr * m / sqrt(v) = lr * sign,
+    # and the same optimizer family's own step on it, computed here.
     np.testing.assert_allclose(variable.numpy(), [-LR, -LR], rtol=1e-5)
+    reference = tf.Variable([0.0, 0.0])
+    H.make_optimizer("v1" if caller == "accumulator" else family, "adam", LR).apply_gradients(
+        [(tf.constant([2.0, 3.0]), reference)])
+    np.testing.assert_allclose(variable.numpy(), reference.numpy(), rtol=1e-6)
