@@ -3,7 +3,7 @@ from __future__ import absolute_import, division, print_function
 
 import numbers
 
-from gradacc_compat import audit, compat, families, horovod_support
+from gradacc_compat import audit, compat, compact_rows, families, horovod_support
 from gradacc_compat._checks import (check_gradient, check_steps, check_weight, clean_name,
                                     names)
 from gradacc_compat.compat import tf
@@ -28,6 +28,8 @@ class _PlainState(object):
         self.dense = set()      # indices that received a dense gradient
         self.maximum = set()    # indices whose cycle value is the maximum
         self.locals = {}        # (list id, replica) -> that replica's components
+        self.compact = {}       # index -> CompactRows (see compact_rows)
+        self.slots = None       # the slot count of the compact rows
         self.device, self.collections = _task_placement()
 
     def variable(self, name, shape, dtype, aggregation, fill=0):
@@ -147,6 +149,7 @@ class GradientAccumulator(tf.Module):
          self._weight_total) = once_per_strategy(create)
         self._accums = None
         self._rows = None
+        self._compact = None
 
     # ------------------------------------------------------------ properties
     @property
@@ -188,12 +191,16 @@ class GradientAccumulator(tf.Module):
           A boolean tensor, true when this call applied an update. In graph
           mode run it (it carries the accumulation and the apply).
         """
-        return self._step(optimizer, gradients, variables, weight)
+        return self._step(optimizer, gradients, variables, weight, compact=True)
 
     @compat.do_not_convert
-    def _step(self, optimizer, gradients, variables, weight=None, apply_fn=None, reduce=None):
+    def _step(self, optimizer, gradients, variables, weight=None, apply_fn=None, reduce=None,
+              compact=False):
         """``step`` whose apply is ``apply_fn(grads_and_vars)`` when given
         (the optimizer wrappers pass their inner apply, e.g. with global_step).
+        ``compact``: sparse gradients may be kept as compact rows (see
+        ``compact_rows``; ``step`` itself, whose state a checkpoint saves by
+        name: the Keras wrapper's positional saved state lists none).
         ``reduce``: the all-reduce across processes of the accumulated
         gradient, run before the apply; by default Horovod's, when
         ``optimizer`` is its DistributedOptimizer (the Keras wrapper, a
@@ -203,8 +210,8 @@ class GradientAccumulator(tf.Module):
             reduce = horovod_support.rank_reduction(optimizer)
         if compat.collectives_in_tf1_graph(self._plain.strategy):
             raise NotImplementedError(_TF1_COLLECTIVES % (type(self._plain.strategy).__name__,))
-        count, known = self._accumulate(gradients, variables, weight,
-                                        self._rows_as_dense(adapter, optimizer, reduce))
+        dense = self._rows_as_dense(adapter, optimizer, reduce)
+        count, known = self._accumulate(gradients, variables, weight, dense, compact and dense)
         steps = self._steps
         if known is not None and known < steps and _is_default(self._plain.strategy):
             return tf.constant(False)  # eager, one device: the host knows
@@ -216,14 +223,19 @@ class GradientAccumulator(tf.Module):
         return self._accumulate(gradients, variables, weight)[0]
 
     @compat.do_not_convert
-    def _accumulate(self, gradients, variables, weight, rows_as_dense=False):
+    def _accumulate(self, gradients, variables, weight, rows_as_dense=False, slots=False):
         """``accumulate``, and eagerly the new count as a Python int (else
         None). ``rows_as_dense``: the sparse gradients of variables without
-        row marks are accumulated as dense ones (see :meth:`_rows_as_dense`)."""
+        row marks are accumulated as dense ones (see :meth:`_rows_as_dense`).
+        ``slots``: this call writes a slot of the compact rows, made here for
+        the variables whose first gradient this is."""
         gradients, variables, weight = self._check_inputs(gradients, variables, weight)
         self._maybe_build(variables)
         plain = self._plain
-        sparse = [i for i, g in enumerate(gradients) if isinstance(g, tf.IndexedSlices)]
+        if slots:
+            self._make_compact(gradients)
+        sparse = [i for i, g in enumerate(gradients)
+                  if isinstance(g, tf.IndexedSlices) and i not in plain.compact]
         if rows_as_dense:
             plain.dense.update(i for i in sparse if str(i) not in self._rows)
         else:
@@ -243,6 +255,7 @@ class GradientAccumulator(tf.Module):
             # that only pick one, and the counters go straight to the kernels.
             count = int(micro.numpy())
             self._writes(gradients, weight, count == 0)
+            self._compact_writes(gradients, weight, slots)
             compat.eager_assign_add(self._local(self._weight_total), one)
             compat.eager_assign_add(micro, tf.constant(1, tf.int64))
             return tf.constant(count + 1, tf.int64), count + 1
@@ -250,6 +263,7 @@ class GradientAccumulator(tf.Module):
                          lambda: tf.group(*self._writes(gradients, weight, True)),
                          lambda: tf.group(*self._writes(gradients, weight, False))),
                    self._local(self._weight_total).assign_add(one)]
+        updates.extend(self._compact_writes(gradients, weight, slots))
         with tf.control_dependencies(updates):
             with tf.control_dependencies([micro.assign_add(1)]):
                 return tf.identity(micro.read_value()), None
@@ -351,8 +365,10 @@ class GradientAccumulator(tf.Module):
         """Every variable that holds a pending cycle, in a fixed order: the
         accumulators (in the model variables' order), the counters, then the
         row marks of the sparse variables (in the model variables' order)."""
-        return list(self._accums or []) + [self._micro_step, self._iterations,
-                                           self._weight_total] + self._marks()
+        compact = [v for _, part in sorted(self._plain.compact.items()) for v in part.variables()]
+        return (list(self._accums or []) + [self._micro_step, self._iterations,
+                                            self._weight_total] + self._marks()
+                + ([self._plain.slots] if compact else []) + compact)
 
     def _marks(self):
         """The row marks, in the model variables' order."""
@@ -394,6 +410,7 @@ class GradientAccumulator(tf.Module):
         if self._accums is None:
             self._accums = accums
             self._rows = {}
+            self._compact = {}
 
     def _track_rows(self, indices):
         """Row marks for the variables at ``indices``: one float per row of
@@ -465,32 +482,84 @@ class GradientAccumulator(tf.Module):
         """
         accums = self._local_list(self._accums)
         marks = dict((int(k), self._local(m)) for k, m in self._rows.items())
-        eager = tf.executing_eagerly()
         ops = []
         for i, grad in enumerate(gradients):
-            accum = accums[i]
-            if grad is None:
-                if first:
-                    ops.extend(_clear(accum, marks.get(i)))
+            if i not in self._plain.compact:  # (written by _compact_writes)
+                ops.extend(self._write(i, accums[i], marks.get(i), grad, weight, first))
+        return ops
+
+    def _write(self, i, accum, mark, grad, weight, first):
+        """The writes of gradient ``i`` into ``accum`` (see :meth:`_writes`)."""
+        if grad is None:
+            return _clear(accum, mark) if first else []
+        if isinstance(grad, tf.IndexedSlices):
+            return _scatter(accum, mark, grad, weight, first)
+        if grad.dtype != accum.dtype:
+            grad = tf.cast(grad, accum.dtype)
+        overwrite = first
+        if i in self._plain.maximum:
+            if not first:
+                grad = tf.maximum(accum.read_value(), grad)
+            overwrite = True
+        elif weight is not None:
+            grad = grad * weight
+        ops = []
+        if mark is not None:  # a sparse variable's dense gradient: every row
+            ops.append(mark.assign(tf.ones_like(mark.read_value())))
+        if tf.executing_eagerly():
+            (compat.eager_assign if overwrite else compat.eager_assign_add)(accum, grad)
+        else:
+            ops.append(accum.assign(grad) if overwrite else accum.assign_add(grad))
+        return ops
+
+    def _make_compact(self, gradients):
+        """Compact rows for each sparse gradient that is its variable's first
+        gradient and has a static row count (see ``compact_rows``)."""
+        plain = self._plain
+        for i, grad in enumerate(gradients):
+            if (not isinstance(grad, tf.IndexedSlices) or i in plain.compact or i in plain.seen
+                    or str(i) in self._rows or i in plain.maximum):
                 continue
-            if isinstance(grad, tf.IndexedSlices):
-                ops.extend(_scatter(accum, marks.get(i), grad, weight, first))
+            variable = plain.variables[i]
+            rows = compact_rows.static_rows(grad, variable, self._steps)
+            if rows is None:
                 continue
-            if grad.dtype != accum.dtype:
-                grad = tf.cast(grad, accum.dtype)
-            overwrite = first
-            if i in self._plain.maximum:
-                if not first:
-                    grad = tf.maximum(accum.read_value(), grad)
-                overwrite = True
-            elif weight is not None:
-                grad = grad * weight
-            if i in marks:  # a sparse variable's dense gradient: every row
-                ops.append(marks[i].assign(tf.ones_like(marks[i].read_value())))
-            if eager:
-                (compat.eager_assign if overwrite else compat.eager_assign_add)(accum, grad)
-            else:
-                ops.append(accum.assign(grad) if overwrite else accum.assign_add(grad))
+
+            def make(name, shape, dtype):
+                return plain.variable(name, shape, dtype, _AGG.ONLY_FIRST_REPLICA)
+
+            with tf.init_scope(), compat.strategy_scope(plain.strategy):
+                if plain.slots is None:
+                    plain.slots = make("compact/slots", [], tf.int64)
+                    self._compact["slots"] = plain.slots
+                part = compact_rows.CompactRows(make, clean_name(variable), variable.shape, rows,
+                                                self._steps, _accum_dtype(variable))
+            plain.compact[i] = part
+            for kind, v in zip(("values", "indices", "spilled"), part.variables()):
+                self._compact["%d-%s" % (i, kind)] = v
+
+    def _compact_writes(self, gradients, weight, slots):
+        """The compact rows' writes: with ``slots`` (a ``step``), each fills
+        the next slot (zeros where it has no rows this time); what does not
+        fit a slot spills into the dense accumulator."""
+        compact = self._plain.compact
+        if not compact:
+            return []
+        accums = self._local_list(self._accums)
+        slot = self._plain.slots.read_value() if slots else None
+        ops = []
+        for i, part in sorted(compact.items()):
+            grad = gradients[i]
+            fits = grad is not None and part.fits(grad)
+            if slots:
+                ops.extend(part.write_slot(slot, grad if fits else None, weight))
+            if grad is not None and not fits:
+                ops.extend(part.spill(
+                    lambda first, i=i, grad=grad: self._write(i, accums[i], None, grad, weight,
+                                                              first), _cond))
+        if slots:
+            with tf.control_dependencies(ops):
+                ops.append(self._plain.slots.assign_add(tf.ones([], tf.int64)))
         return ops
 
     def _local_list(self, variables):
@@ -579,10 +648,22 @@ class GradientAccumulator(tf.Module):
             grads = []
             accums = self._local_list(self._accums)
             divisors = {}  # the divisor in each accumulator dtype, cast once
+
+            def scale(value):
+                if div is None:
+                    return value
+                if value.dtype not in divisors:
+                    divisors[value.dtype] = tf.cast(div, value.dtype)
+                return tf.math.divide_no_nan(value, divisors[value.dtype])
+
+            compact = self._plain.compact
+            slots = self._plain.slots.read_value() if compact else None
             for i in indices:
                 accum = accums[i]
                 rows = None
-                if self._sparse_apply(i, adapter, strategy):
+                if i in compact:
+                    value = compact[i].gradient(slots, accum, scale)
+                elif self._sparse_apply(i, adapter, strategy):
                     # The rows the cycle touched, as the big batch's
                     # IndexedSlices has them: optimizers that update only the
                     # rows present (Momentum, Ftrl, Adagrad...) stay exact.
@@ -591,10 +672,8 @@ class GradientAccumulator(tf.Module):
                     value = tf.gather(accum, rows)  # reads those rows only
                 else:
                     value = _read(accum)
-                if div is not None and i not in self._plain.maximum:
-                    if value.dtype not in divisors:
-                        divisors[value.dtype] = tf.cast(div, value.dtype)
-                    value = tf.math.divide_no_nan(value, divisors[value.dtype])
+                if i not in self._plain.maximum and i not in compact:
+                    value = scale(value)
                 dtype = tf.as_dtype(variables[i].dtype).base_dtype  # Keras 3: a string
                 if value.dtype != dtype:
                     value = tf.cast(value, dtype)
@@ -623,8 +702,12 @@ class GradientAccumulator(tf.Module):
     def _reset_ops(self, components):
         """Ends the cycle: its counters back to zero. The accumulators keep
         their sums until the next cycle's first micro-batch overwrites them."""
+        counters = [self._weight_total, self._micro_step]
+        if self._plain.compact:
+            counters.append(self._plain.slots)
+            counters.extend(part.spilled for _, part in sorted(self._plain.compact.items()))
         ops = []
-        for v in (self._weight_total, self._micro_step):
+        for v in counters:
             for part in components(v):
                 ops.append(part.assign(tf.zeros_like(part)))
         return ops

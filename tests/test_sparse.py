@@ -18,7 +18,7 @@ from gradacc_compat.compat import tf
 from tests import harness as H
 
 K, N, B = 3, 3, 4  # effective steps, micro-batches per step, global micro-batch
-VOCAB = 8
+VOCAB = 16  # > N * B: the rows of N micro-batches fit compact slots (compact_rows)
 # The ids each effective step looks up: duplicates inside a micro-batch and
 # across micro-batches, and rows that an earlier step touched but this one
 # does not (there lazy and dense updates part ways).
@@ -113,8 +113,9 @@ def _train(mode, distributed, key, steps, batch, x, y):
         # The bookkeeping beyond one accumulator per variable: row marks.
         marks = acc and [(tuple(v.shape), v.dtype.name) for v in acc.variables
                          if "/rows/" in v.name]
+        compact = acc and sorted(tuple(v.shape) for v in acc.variables if "/compact/" in v.name)
         return (h.values(variables), h.values(H.optimizer_state(opt, variables)),
-                ops, acc and (acc.sparse_indices, marks))
+                ops, acc and (acc.sparse_indices, marks, compact))
 
 
 @pytest.mark.parametrize("key", sorted(OPTIMIZERS), ids=lambda k: "-".join(k))
@@ -138,11 +139,13 @@ def test_sparse_rows_match_the_sparse_big_batch(mode, distributed, key):
         _skip_if_tf_itself_fails(lambda: _train(mode, True, key, 1, N * B, x, y), err,
                                  "%s in %s mode" % (key[1], mode))
     # Only the embedding keeps row marks, one float32 per row; none where the
-    # optimizer updates every row alike and the apply stays on one device
-    # (the accumulator is then written and applied whole).
+    # optimizer updates every row alike and the apply stays on one device:
+    # there its micro-batches' rows go to compact slots, N of B rows (values,
+    # indices), with a spill flag and the slot count.
     opt = OPTIMIZERS[key]()
     whole = not distributed and families.adapter_for(opt).updates_every_row(opt)
-    assert sparse == (([], []) if whole else ([2], [((VOCAB,), "float32")]))
+    slots = [(), (), (N * B,), (N * B, 3)]
+    assert sparse == (([], [], slots) if whole else ([2], [((VOCAB,), "float32")], []))
     H.assert_close(weights, ref_weights, "weights (kernel, bias, embedding)")
     H.assert_close(state, ref_state, "optimizer slots")
     if ops is not None and key == ("v1", "Momentum"):
