@@ -550,7 +550,7 @@ class GradientAccumulator(tf.Module):
         ops = []
         for i, part in sorted(compact.items()):
             grad = gradients[i]
-            fits = grad is not None and part.fits(grad)
+            fits = slots and grad is not None and part.fits(grad)
             if slots:
                 ops.extend(part.write_slot(slot, grad if fits else None, weight))
             if grad is not None and not fits:

@@ -375,3 +375,121 @@ def test_fit_with_an_embedding_saved_mid_cycle(fmt, tmpdir):
     assert got[2] == ref[2] == K
     H.assert_close(got[0], ref[0], "weights after save, load and training on")
     H.assert_close(got[1][:len(ref[1])], ref[1], "optimizer state")
+
+
+# ------------------------------------------------------------- compact rows
+def _compact_run(h, table, width):
+    """A table variable ``a`` (its first gradient sparse, 2 rows: compact
+    rows) and a dense one ``b``, SGD with rate 1 (it takes sparse rows dense:
+    each cycle moves a variable by minus its weighted mean gradient), and the
+    accumulator's calls, each compiled once: ``calls[kind](*args)``."""
+    a = tf.compat.v1.Variable(np.zeros((table, width), "float32"), name="a", use_resource=True)
+    b = tf.compat.v1.Variable(np.zeros((3,), "float32"), name="b", use_resource=True)
+    opt = V1.GradientDescentOptimizer(1.0)
+    acc = gac.GradientAccumulator(steps=N)
+    shape = tf.constant([table, width], tf.int64)
+
+    def sparse(rows, values):
+        return tf.IndexedSlices(values, rows, shape)
+
+    two = (np.zeros(2, "int64"), np.zeros((2, width), "float32"))
+    one = (np.zeros(1, "int64"), np.zeros((1, width), "float32"))
+    dense, gb, w = np.zeros((table, width), "float32"), np.zeros(3, "float32"), np.float32(1)
+    calls = {  # "s": 2 sparse rows (a slot), "r": 1 row, "d": dense, "n": None
+        "s": h.compile(lambda r, v, g, w: acc.step(opt, [sparse(r, v), g], [a, b], weight=w),
+                       *(two + (gb, w))),
+        "r": h.compile(lambda r, v, g, w: acc.step(opt, [sparse(r, v), g], [a, b], weight=w),
+                       *(one + (gb, w))),
+        "d": h.compile(lambda d, g, w: acc.step(opt, [d, g], [a, b], weight=w), dense, gb, w),
+        "n": h.compile(lambda g, w: acc.step(opt, [None, g], [a, b], weight=w), gb, w),
+        "acc": h.compile(lambda r, v, g, w: acc.accumulate([sparse(r, v), g], [a, b], weight=w),
+                         *(two + (gb, w))),
+        "flush": h.compile(lambda: acc.apply_gradients(opt)),
+    }
+    return a, b, acc, calls
+
+
+def _compact_cycles(calls, cycles, expected, rng, table, width):
+    """Runs ``cycles`` (lists of (kind, weight); "flush" ends one early) and
+    updates ``expected`` ([a, b]) with each cycle's weighted mean."""
+    for cycle in cycles:
+        total, weights = [np.zeros_like(e) for e in expected], 0.0
+        for kind, weight in cycle:
+            if kind == "flush":
+                calls["flush"]()
+                continue
+            gb = rng.normal(size=3).astype("float32")
+            ga = np.zeros((table, width), "float32")
+            if kind in ("s", "acc", "r"):
+                rows = rng.randint(0, table, size=1 if kind == "r" else 2)
+                rows[-1] = rows[0] if kind == "s" and weight == 1 else rows[-1]  # duplicates
+                values = rng.normal(size=(len(rows), width)).astype("float32")
+                np.add.at(ga, rows, values)
+                calls[kind](rows.astype("int64"), values, gb, np.float32(weight))
+            elif kind == "d":
+                ga = rng.normal(size=(table, width)).astype("float32")
+                calls["d"](ga, gb, np.float32(weight))
+            else:
+                calls["n"](gb, np.float32(weight))
+            total[0] += weight * ga
+            total[1] += weight * gb
+            weights += weight
+        for k in range(2):
+            expected[k] -= total[k] / weights
+
+
+COMPACT_CYCLES = [
+    [("s", 1), ("s", 2), ("s", 1)],               # slots only
+    [("s", 2), ("d", 1), ("n", 3)],               # a dense spill; a None slot
+    [("acc", 1), ("r", 2), ("s", 1)],             # accumulate and another row count spill
+    [("s", 2), ("s", 1), ("flush", None)],        # a partial cycle, flushed
+    [("acc", 1)] * 4 + [("s", 2)],                # beyond N before the step that applies
+    [("s", 1), ("s", 1), ("s", 1)],               # slots again, nothing left over
+]
+
+
+def test_compact_rows_match_the_weighted_mean_whatever_a_cycle_holds(mode):
+    """GradientAccumulator.step keeps a table's sparse rows in compact slots
+    (one per step); dense gradients, other row counts, None and accumulate()
+    calls -- also past N -- go to the dense accumulator. Each cycle must move
+    the variables by minus the weighted mean of exactly its gradients,
+    computed here in NumPy."""
+    table, width = 16, 2
+    with H.Harness(mode) as h:
+        a, b, acc, calls = _compact_run(h, table, width)
+        expected = [np.zeros((table, width), "float32"), np.zeros(3, "float32")]
+        rng = np.random.RandomState(5)
+        for i, cycle in enumerate(COMPACT_CYCLES):
+            _compact_cycles(calls, [cycle], expected, rng, table, width)
+            H.assert_close(h.values([a, b]), expected, "weights after cycle %d %r" % (i, cycle))
+            assert int(h.value(acc.micro_step)) == 0
+        names = sorted(v.name.split(":")[0].split("/", 1)[1] for v in acc.variables
+                       if "/compact/" in v.name)
+        assert names == ["compact/indices/a", "compact/slots", "compact/spilled/a",
+                         "compact/values/a"], names
+
+
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_compact_rows_restore_from_a_mid_cycle_checkpoint(mode, tmpdir):
+    """Saved with slots and a spill pending, restored into fresh variables
+    and a fresh accumulator (which makes its compact rows on its first step,
+    then restored): the cycle ends as if never interrupted."""
+    table, width = 16, 2
+    rng = np.random.RandomState(9)
+    expected = [np.zeros((table, width), "float32"), np.zeros(3, "float32")]
+    with H.Harness(mode) as h:
+        a, b, acc, calls = _compact_run(h, table, width)
+        _compact_cycles(calls, COMPACT_CYCLES[:1], expected, rng, table, width)
+        pending = [np.zeros_like(e) for e in expected]
+        _compact_cycles(calls, [[("s", 2), ("d", 1)]], pending, rng, table, width)
+        path = tf.train.Checkpoint(a=a, b=b, acc=acc).save(str(tmpdir.join("ckpt")))
+    with H.Harness(mode) as h:
+        a, b, acc, calls = _compact_run(h, table, width)
+        tf.train.Checkpoint(a=a, b=b, acc=acc).restore(path)
+        assert int(h.value(acc.micro_step)) == 2
+        rest = [np.zeros_like(e) for e in expected]
+        _compact_cycles(calls, [[("s", 3)]], rest, rng, table, width)
+    # The whole cycle's mean: weights 2, 1 (before saving) and 3 (after).
+    for k in range(2):
+        expected[k] += (pending[k] * 3 + rest[k] * 3) / 6.0
+    H.assert_close(h.values([a, b]), expected, "weights after restoring mid-cycle")
