@@ -172,7 +172,9 @@ class GradientAccumulator(tf.Module):
 
     @property
     def gradients(self):
-        """The accumulator variables (sums of weighted gradients), or None."""
+        """The accumulator variables (sums of weighted gradients), or None.
+        A variable kept as compact rows (see ``compact_rows``) sums here only
+        what did not fit its slots."""
         return None if self._accums is None else list(self._accums)
 
     # ------------------------------------------------------------- public

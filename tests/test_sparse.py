@@ -469,11 +469,13 @@ def test_compact_rows_match_the_weighted_mean_whatever_a_cycle_holds(mode):
                          "compact/values/a"], names
 
 
-@pytest.mark.parametrize("mode", ["eager", "function"])
 def test_compact_rows_restore_from_a_mid_cycle_checkpoint(mode, tmpdir):
     """Saved with slots and a spill pending, restored into fresh variables
     and a fresh accumulator (which makes its compact rows on its first step,
     then restored): the cycle ends as if never interrupted."""
+    if mode == "graph":
+        pytest.skip("tf.train.Checkpoint's restore-on-create is eager (graph-mode "
+                    "checkpoints: test_checkpoint)")
     table, width = 16, 2
     rng = np.random.RandomState(9)
     expected = [np.zeros((table, width), "float32"), np.zeros(3, "float32")]
