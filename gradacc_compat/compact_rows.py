@@ -28,10 +28,10 @@ def static_rows(grad, variable, steps):
     keeps ``steps`` slots smaller than ``variable``'s table; else None."""
     rows = tf.TensorShape(grad.indices.shape)
     shape = tf.TensorShape(variable.shape)
-    if rows.rank != 1 or rows[0] is None or not shape.is_fully_defined() or shape.rank < 1:
+    if rows.rank != 1 or not shape.is_fully_defined() or shape.rank < 1:
         return None
-    count = tf.compat.dimension_value(rows[0])
-    if count < 1 or steps * count >= tf.compat.dimension_value(shape[0]):
+    count = tf.compat.dimension_value(rows[0])  # None where unknown
+    if count is None or count < 1 or steps * count >= tf.compat.dimension_value(shape[0]):
         return None
     return count
 

@@ -495,3 +495,22 @@ def test_compact_rows_restore_from_a_mid_cycle_checkpoint(mode, tmpdir):
     for k in range(2):
         expected[k] += (pending[k] * 3 + rest[k] * 3) / 6.0
     H.assert_close(h.values([a, b]), expected, "weights after restoring mid-cycle")
+
+
+def test_rows_of_unknown_count_stay_in_the_dense_accumulator():
+    """No static row count, no slots: the rows are scattered into the dense
+    accumulator, and the cycle's mean is still applied."""
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        a = tf.compat.v1.Variable(np.zeros((16, 2), "float32"), use_resource=True)
+        acc = gac.GradientAccumulator(steps=2)
+        rows = tf.compat.v1.placeholder(tf.int64, [None])
+        values = tf.compat.v1.placeholder(tf.float32, [None, 2])
+        grad = tf.IndexedSlices(values, rows, tf.constant([16, 2], tf.int64))
+        op = acc.step(V1.GradientDescentOptimizer(1.0), [grad], [a])
+        assert not [v.name for v in acc.variables if "/compact/" in v.name]
+        session.run(tf.compat.v1.global_variables_initializer())
+        session.run(op, {rows: [3, 3], values: [[1, 2], [3, 4]]})
+        session.run(op, {rows: [5], values: [[2, 2]]})
+        expected = np.zeros((16, 2), "float32")
+        expected[3], expected[5] = [-2, -3], [-1, -1]
+        np.testing.assert_allclose(session.run(a), expected)
