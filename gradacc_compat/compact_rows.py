@@ -23,15 +23,21 @@ from gradacc_compat.compat import tf
 __all__ = ["CompactRows", "static_rows"]
 
 
+def _row_count(grad):
+    """The static row count of ``grad`` (``tf.IndexedSlices``), or None."""
+    rows = tf.TensorShape(grad.indices.shape)
+    if rows.rank != 1:
+        return None
+    return tf.compat.dimension_value(rows[0])  # None where unknown
+
+
 def static_rows(grad, variable, steps):
     """R when ``grad`` (``tf.IndexedSlices``) has a static row count that
     keeps ``steps`` slots smaller than ``variable``'s table; else None."""
-    rows = tf.TensorShape(grad.indices.shape)
     shape = tf.TensorShape(variable.shape)
-    if rows.rank != 1 or not shape.is_fully_defined() or shape.rank < 1:
-        return None
-    count = tf.compat.dimension_value(rows[0])  # None where unknown
-    if count is None or count < 1 or steps * count >= tf.compat.dimension_value(shape[0]):
+    count = _row_count(grad)
+    if (count is None or count < 1 or not shape.is_fully_defined() or shape.rank < 1
+            or steps * count >= tf.compat.dimension_value(shape[0])):
         return None
     return count
 
@@ -59,10 +65,7 @@ class CompactRows(object):
 
     def fits(self, grad):
         """Whether ``grad`` fills one slot exactly."""
-        if not isinstance(grad, tf.IndexedSlices):
-            return False
-        rows = tf.TensorShape(grad.indices.shape)
-        return rows.rank == 1 and tf.compat.dimension_value(rows[0]) == self.rows
+        return isinstance(grad, tf.IndexedSlices) and _row_count(grad) == self.rows
 
     def write_slot(self, slot, grad, weight):
         """Slot ``slot`` (an int64 scalar) gets ``grad``'s rows, or zeros
