@@ -422,7 +422,8 @@ def _compact_cycles(calls, cycles, expected, rng, table, width):
             ga = np.zeros((table, width), "float32")
             if kind in ("s", "acc", "r"):
                 rows = rng.randint(0, table, size=1 if kind == "r" else 2)
-                rows[-1] = rows[0] if kind == "s" and weight == 1 else rows[-1]  # duplicates
+                if kind == "s" and weight == 1:
+                    rows[-1] = rows[0]  # a duplicate row
                 values = rng.normal(size=(len(rows), width)).astype("float32")
                 np.add.at(ga, rows, values)
                 calls[kind](rows.astype("int64"), values, gb, np.float32(weight))
