@@ -531,11 +531,12 @@ class GradientAccumulator(tf.Module):
                 return plain.variable(name, shape, dtype, _AGG.ONLY_FIRST_REPLICA)
 
             with tf.init_scope(), compat.strategy_scope(plain.strategy):
-                if plain.slots is None:
-                    plain.slots = make("compact/slots", [], tf.int64)
+                if plain.slots is None:  # shape [1]: the write's scatter index
+                    plain.slots = make("compact/slots", [1], tf.int64)
                     self._compact["slots"] = plain.slots
                 part = compact_rows.CompactRows(make, clean_name(variable), variable.shape, rows,
-                                                self._steps, _accum_dtype(variable))
+                                                self._steps, _accum_dtype(variable),
+                                                grad.indices.dtype)
             plain.compact[i] = part
             for kind, v in zip(("values", "indices", "spilled"), part.variables()):
                 self._compact["%d-%s" % (i, kind)] = v
@@ -561,7 +562,7 @@ class GradientAccumulator(tf.Module):
                                                               first), _cond))
         if slots:
             with tf.control_dependencies(ops):
-                ops.append(self._plain.slots.assign_add(tf.ones([], tf.int64)))
+                ops.append(self._plain.slots.assign_add(tf.ones([1], tf.int64)))
         return ops
 
     def _local_list(self, variables):
@@ -659,7 +660,7 @@ class GradientAccumulator(tf.Module):
                 return tf.math.divide_no_nan(value, divisors[value.dtype])
 
             compact = self._plain.compact
-            slots = self._plain.slots.read_value() if compact else None
+            slots = self._plain.slots.read_value()[0] if compact else None
             for i in indices:
                 accum = accums[i]
                 rows = None

@@ -6,7 +6,8 @@ receives the accumulated gradient dense (it updates every row alike: see
 ``families``), the dense accumulator costs a V-row zero fill on every cycle's
 first micro-batch and a V-row divide at the apply. Here each micro-batch's
 rows and their indices are instead written into a slot of their own in an
-``N x R`` buffer, and the apply makes the dense mean once, with
+``N x R`` buffer (one scatter each, at the slot count: no index arithmetic
+per micro-batch), and the apply makes the dense mean once, with
 ``unsorted_segment_sum`` of the slots' values divided by the count.
 
 Only :meth:`GradientAccumulator.step` writes slots (one per call, so at most N
@@ -49,15 +50,16 @@ class CompactRows(object):
       make: ``make(name, shape, dtype)``, the accumulator's variable factory.
       name: the variable's clean name.
       shape: the variable's static shape; rows: R; steps: N; dtype: the
-        accumulator's dtype.
+        accumulator's dtype; index_dtype: the first gradient's (kept, so
+        its indices are written without a cast).
     """
 
-    def __init__(self, make, name, shape, rows, steps, dtype):
+    def __init__(self, make, name, shape, rows, steps, dtype, index_dtype):
         shape = tf.TensorShape(shape)
         self.rows = rows
         self.table = tf.compat.dimension_value(shape[0])
-        self.values = make("compact/values/" + name, [steps * rows] + shape[1:].as_list(), dtype)
-        self.indices = make("compact/indices/" + name, [steps * rows], tf.int64)
+        self.values = make("compact/values/" + name, [steps, rows] + shape[1:].as_list(), dtype)
+        self.indices = make("compact/indices/" + name, [steps, rows], index_dtype)
         self.spilled = make("compact/spilled/" + name, [], tf.int64)
 
     def variables(self):
@@ -68,20 +70,20 @@ class CompactRows(object):
         return isinstance(grad, tf.IndexedSlices) and _row_count(grad) == self.rows
 
     def write_slot(self, slot, grad, weight):
-        """Slot ``slot`` (an int64 scalar) gets ``grad``'s rows, or zeros
-        where ``grad`` is None (an unused slot must add nothing)."""
-        start = tf.cast(slot, tf.int32) * self.rows
-        stop = start + self.rows
+        """Slot ``slot`` (the slot count: an int64 tensor of shape [1]) gets
+        ``grad``'s rows, or zeros where ``grad`` is None (an unused slot must
+        add nothing)."""
+        index_dtype = self.indices.dtype.base_dtype
         if grad is None:
-            values = tf.zeros([self.rows] + self.values.shape[1:].as_list(),
-                              self.values.dtype.base_dtype)
-            indices = tf.zeros([self.rows], tf.int64)
+            values = tf.zeros(self.values.shape[1:], self.values.dtype.base_dtype)
+            indices = tf.zeros([self.rows], index_dtype)
         else:
             values = tf.cast(grad.values, self.values.dtype.base_dtype)
             if weight is not None:
                 values = values * tf.cast(weight, values.dtype)
-            indices = tf.cast(grad.indices, tf.int64)
-        return [self.values[start:stop].assign(values), self.indices[start:stop].assign(indices)]
+            indices = tf.cast(grad.indices, index_dtype)
+        return [self.values.scatter_update(tf.IndexedSlices(tf.expand_dims(values, 0), slot)),
+                self.indices.scatter_update(tf.IndexedSlices(tf.expand_dims(indices, 0), slot))]
 
     def spill(self, write, cond):
         """Adds a gradient to the dense accumulator: ``write(first)`` returns
@@ -93,13 +95,14 @@ class CompactRows(object):
             return [done, self.spilled.assign(tf.ones([], tf.int64))]
 
     def gradient(self, slots, accum, scale):
-        """The cycle's dense gradient: the first ``slots`` slots summed per
-        row after ``scale`` (the divide by the count), plus the scaled dense
-        accumulator where something spilled."""
-        used = tf.cast(slots, tf.int32) * self.rows
-        values = scale(self.values.read_value()[:used])
-        summed = tf.math.unsorted_segment_sum(values, self.indices.read_value()[:used],
-                                              self.table)
+        """The cycle's dense gradient: the first ``slots`` (a scalar) slots
+        summed per row after ``scale`` (the divide by the count), plus the
+        scaled dense accumulator where something spilled."""
+        used = tf.cast(slots, tf.int32)
+        values = self.values.read_value()[:used]
+        values = scale(tf.reshape(values, [-1] + self.values.shape[2:].as_list()))
+        indices = tf.reshape(self.indices.read_value()[:used], [-1])
+        summed = tf.math.unsorted_segment_sum(values, indices, self.table)
         spilled = tf.greater(self.spilled.read_value(), 0)
         if tf.executing_eagerly():
             return summed + scale(accum.value()) if bool(spilled) else summed

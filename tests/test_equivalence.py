@@ -177,7 +177,7 @@ def test_indexed_slices_match_big_batch(mode, distributed, opt_name):
                 # or, where the optimizer takes them dense on one device,
                 # into a compact slot (compact_rows).
                 compact = [v for v in acc.variables if "/compact/" in v.name]
-                assert ("ResourceStridedSliceAssign" if compact else "ResourceScatterAdd") \
+                assert ("ResourceScatterUpdate" if compact else "ResourceScatterAdd") \
                     in H.op_types(h.session.graph)
             for start in range(0, len(x), batch):
                 run(x[start:start + batch], y[start:start + batch])

@@ -141,10 +141,10 @@ def test_sparse_rows_match_the_sparse_big_batch(mode, distributed, key):
     # Only the embedding keeps row marks, one float32 per row; none where the
     # optimizer updates every row alike and the apply stays on one device:
     # there its micro-batches' rows go to compact slots, N of B rows (values,
-    # indices), with a spill flag and the slot count.
+    # indices), with a spill flag and the slot count (shape [1]).
     opt = OPTIMIZERS[key]()
     whole = not distributed and families.adapter_for(opt).updates_every_row(opt)
-    slots = [(), (), (N * B,), (N * B, 3)]
+    slots = [(), (1,), (N, B), (N, B, 3)]
     assert sparse == (([], [], slots) if whole else ([2], [((VOCAB,), "float32")], []))
     H.assert_close(weights, ref_weights, "weights (kernel, bias, embedding)")
     H.assert_close(state, ref_state, "optimizer slots")
