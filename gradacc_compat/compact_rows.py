@@ -51,13 +51,16 @@ class CompactRows(object):
       name: the variable's clean name.
       shape: the variable's static shape; rows: R; steps: N; dtype: the
         accumulator's dtype; index_dtype: the first gradient's (kept, so
-        its indices are written without a cast).
+        its indices are written without a cast; int64 for a table too
+        big for int32).
     """
 
     def __init__(self, make, name, shape, rows, steps, dtype, index_dtype):
         shape = tf.TensorShape(shape)
         self.rows = rows
         self.table = tf.compat.dimension_value(shape[0])
+        if self.table > 2 ** 31 - 1:  # rows past int32's reach: ids of any dtype fit
+            index_dtype = tf.int64
         self.values = make("compact/values/" + name, [steps, rows] + shape[1:].as_list(), dtype)
         self.indices = make("compact/indices/" + name, [steps, rows], index_dtype)
         self.spilled = make("compact/spilled/" + name, [], tf.int64)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gradacc_compat as gac
-from gradacc_compat import compat, families
+from gradacc_compat import compact_rows, compat, families
 from gradacc_compat.compat import tf
 from tests import harness as H
 
@@ -521,3 +521,19 @@ def test_rows_of_unknown_count_stay_in_the_dense_accumulator():
         expected = np.zeros((16, 2), "float32")
         expected[3], expected[5] = [-2, -3], [-1, -1]
         np.testing.assert_allclose(session.run(a), expected)
+
+
+def test_compact_rows_keep_ids_in_the_first_gradients_dtype_where_it_reaches_every_row():
+    """int32 ids stay int32 (no cast per micro-step), unless the table has
+    rows past int32's reach: a later int64 gradient's ids must fit."""
+    made = {}
+
+    def make(name, shape, dtype):  # records what would be created
+        made[name.split("/")[1]] = (list(shape), tf.as_dtype(dtype))
+        return None
+
+    compact_rows.CompactRows(make, "t", [50000, 32], 512, 8, tf.float32, tf.int32)
+    assert made["indices"] == ([8, 512], tf.int32) and made["values"] == ([8, 512, 32],
+                                                                          tf.float32)
+    compact_rows.CompactRows(make, "t", [2 ** 31 + 10, 4], 512, 8, tf.float32, tf.int32)
+    assert made["indices"] == ([8, 512], tf.int64)
