@@ -32,6 +32,7 @@ def test_quick_benchmark_reports_every_section_and_reduces_once_per_effective_st
     pairs = dict(((p["name"], p["other"]), p) for p in sections["targets"]["intervals"])
     assert ("gac tf.function", "floor+write") in pairs, sorted(pairs)
     assert ("gac tf.function", "reduce-every-micro-step") in pairs, sorted(pairs)
+    assert ("gac host-counted", "reduce-every-micro-step") in pairs, sorted(pairs)
     assert ("gac eager", "eager floor+write") in dict(
         ((p["name"], p["other"]), p) for p in sections["eager overhead"]["intervals"])
     for pair in pairs.values():
@@ -39,7 +40,7 @@ def test_quick_benchmark_reports_every_section_and_reduces_once_per_effective_st
         assert low <= pair["speed"][0] <= high and pair["rounds"] >= results["rounds"], pair
     rows = dict((r["name"], r) for r in sections["tiny"]["rows"])
     for name in ("plain(b)", "big(N*b)", "floor", "floor+write", "gac tf.function",
-                 "gac eager", "reduce-every-micro-step", "fit plain(b)", "fit gac.wrap"):
+                 "gac host-counted", "gac eager", "reduce-every-micro-step", "fit plain(b)", "fit gac.wrap"):
         assert name in rows, (name, sorted(rows))
         assert len(sections["tiny"]["samples"][name]) == results["rounds"]
     # Every accumulating candidate of ours equals the big batch, advances its
@@ -54,7 +55,8 @@ def test_quick_benchmark_reports_every_section_and_reduces_once_per_effective_st
         assert rows["gac tf.function"]["iterations_per_effective_step"] == 1
     if "fit horovod bpps" in rows:
         assert rows["fit horovod bpps"]["iterations_per_effective_step"] == results["steps"]
-    assert rows["gac tf.function"]["retraces"] == 0
+    assert rows["gac tf.function"]["retraces"] == rows["gac host-counted"]["retraces"] == 0
+    assert rows["gac host-counted"]["max_dw"] <= 1e-5, rows["gac host-counted"]
     # Fit rows' speeds are relative to fit plain(b), loop rows' to plain(b).
     assert rows["fit plain(b)"]["speed"] == [1.0, 1.0, 1.0]
     assert rows["plain(b)"]["speed"] == [1.0, 1.0, 1.0]

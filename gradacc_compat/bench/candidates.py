@@ -11,7 +11,8 @@ from gradacc_compat.bench.workloads import loss_fn
 from gradacc_compat.compat import tf
 
 __all__ = ["Candidate", "Setting", "loop_candidates", "fit_candidates",
-           "eager_candidates", "target_candidates", "plain", "big", "accumulator", "tutorial", "FLOORS"]
+           "eager_candidates", "target_candidates", "plain", "big", "accumulator",
+           "accumulator_host_counted", "tutorial", "FLOORS"]
 
 #: The floors a candidate's cost is read against.
 FLOORS = ("floor", "floor+write")
@@ -279,6 +280,29 @@ def accumulator(s, eager=False, xla=False):
     return _each_micro_batch(s, c, step, traced=not eager, xla=xla)
 
 
+def accumulator_host_counted(s):
+    """The accumulator used as the floor and the tutorial loop are: the
+    host counts, ``acc.accumulate`` in one function, ``acc.apply_gradients``
+    in a second one every N. Its micro-step function then holds no apply
+    (and none of the optimizer's state among its inputs)."""
+    with s.scope():
+        model, opt = s.workload.build(), s.optimizer()
+        acc = gac.GradientAccumulator(s.steps)
+    c = Candidate("gac host-counted", "GradientAccumulator.accumulate in tf.function; "
+                  "apply_gradients from a second function every N", model, opt, exact=True)
+    _build_state(s, model, opt)
+    _each_micro_batch(s, c, lambda x, y: acc.accumulate(s.gradients(model, x, y),
+                                                        model.trainable_variables))
+    micro_steps = c.cycle
+    apply_fn = _function(s, lambda: acc.apply_gradients(opt), c.traces)
+
+    def cycle():
+        micro_steps()
+        apply_fn()
+    c.cycle = cycle
+    return c
+
+
 def _keras_own_loop(s):
     keras = compat.keras_module()
     model = s.workload.build()
@@ -290,7 +314,7 @@ def _keras_own_loop(s):
 
 def loop_candidates(s, eager=True, xla=True):
     """The custom-loop candidates this TF and setting can run."""
-    makers = [plain, big, _floor, _floor_write, accumulator, tutorial]
+    makers = [plain, big, _floor, _floor_write, accumulator, accumulator_host_counted, tutorial]
     if eager:
         makers.append(lambda s_: accumulator(s_, eager=True))
     if xla and compat.xla_function_kwargs() and not s.workload.sparse and s.strategy is None:
@@ -307,7 +331,7 @@ def target_candidates(s):
     """What the speed targets compare: the accumulator in tf.function against
     the floor of accumulation, the tutorial loop and Keras 3's own loop;
     fit with gac.wrap against Keras 3's and Horovod's own accumulation."""
-    found = [_floor_write(s), accumulator(s), tutorial(s)]
+    found = [_floor_write(s), accumulator(s), accumulator_host_counted(s), tutorial(s)]
     if compat.keras_own_accumulation():
         found.append(_keras_own_loop(s))
     fits = [c for c in fit_candidates(s) if c.name != "fit big(N*b)"]

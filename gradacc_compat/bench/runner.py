@@ -175,6 +175,7 @@ def _eager_section(workload, args):
 #: The targets' comparisons: (candidate, what it must be at least as fast as).
 TARGET_PAIRS = [("gac tf.function", "floor+write"), ("gac tf.function", "keras3 own loop"),
                 ("gac tf.function", "reduce-every-micro-step"),
+                ("gac host-counted", "floor+write"), ("gac host-counted", "reduce-every-micro-step"),
                 ("fit gac.wrap", "fit keras3 own"), ("fit gac.wrap", "fit horovod bpps")]
 
 
