@@ -175,8 +175,14 @@ def _eager_section(workload, args):
 #: The targets' comparisons: (candidate, what it must be at least as fast as).
 TARGET_PAIRS = [("gac tf.function", "floor+write"), ("gac tf.function", "keras3 own loop"),
                 ("gac tf.function", "reduce-every-micro-step"),
-                ("gac host-counted", "floor+write"), ("gac host-counted", "reduce-every-micro-step"),
                 ("fit gac.wrap", "fit keras3 own"), ("fit gac.wrap", "fit horovod bpps")]
+
+#: Resolved beside them, shown and not held to 1.0: the accumulator used
+#: host-counted (``acc.accumulate`` and ``acc.apply_gradients``), as the
+#: floor and the tutorial loop are, tells what ``acc.step``'s in-graph
+#: decision costs.
+SHOWN_PAIRS = [("gac host-counted", "floor+write"),
+               ("gac host-counted", "reduce-every-micro-step")]
 
 
 def _target_section(workload, args):
@@ -188,7 +194,7 @@ def _target_section(workload, args):
                   note="rounds until every comparison's 95%% interval of the median speed "
                        "ratio is within +-%g (at most %d s)" % (args.resolution,
                                                               args.resolve_seconds),
-                  pairs=TARGET_PAIRS)
+                  pairs=TARGET_PAIRS + SHOWN_PAIRS)
 
 
 def _mirrored_section(workload, args):
@@ -279,10 +285,13 @@ def _targets(results):
                        + ("" if resolved else "; not resolved to +-%g" % results["resolution"]),
                        time_ratio[2] <= bound or (resolved and time_ratio[1] <= bound))
                 continue
-            target("%s: %s >= %s in speed: %.3f, 95%% interval %.3f-%.3f (%d rounds)"
-                   % ((title, pair["name"], pair["other"]) + tuple(speed) + (pair["rounds"],))
-                   + ("" if resolved else "; not resolved to +-%g" % results["resolution"]),
-                   speed[1] >= 1.0 or (resolved and speed[2] >= 1.0))
+            shown = (pair["name"], pair["other"]) in SHOWN_PAIRS
+            target("%s: %s %s %s in speed: %.3f, 95%% interval %.3f-%.3f (%d rounds)"
+                   % ((title, pair["name"], "/" if shown else ">=", pair["other"]) + tuple(speed)
+                      + (pair["rounds"],))
+                   + ("" if resolved else "; not resolved to +-%g" % results["resolution"])
+                   + (" (shown, not a target)" if shown else ""),
+                   None if shown else speed[1] >= 1.0 or (resolved and speed[2] >= 1.0))
         for name, row in sorted(rows.items()):
             iterations = row.get("iterations_per_effective_step")
             if row.get("max_dw") is not None and not is_ours(name):
