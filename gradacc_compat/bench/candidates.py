@@ -255,9 +255,14 @@ def tutorial(s):
         for b in buffers:
             b.assign(tf.zeros_like(b))
 
-    _each_micro_batch(s, c, step)
+    return _then_apply(s, _each_micro_batch(s, c, step), lambda: s.run(apply_step))
+
+
+def _then_apply(s, c, apply_step):
+    """``c.cycle``: its micro-steps, then ``apply_step`` from a function of
+    its own (the host counts)."""
     micro_steps = c.cycle
-    apply_fn = _function(s, lambda: s.run(apply_step), c.traces)
+    apply_fn = _function(s, apply_step, c.traces)
 
     def cycle():
         micro_steps()
@@ -293,14 +298,7 @@ def accumulator_host_counted(s):
     _build_state(s, model, opt)
     _each_micro_batch(s, c, lambda x, y: acc.accumulate(s.gradients(model, x, y),
                                                         model.trainable_variables))
-    micro_steps = c.cycle
-    apply_fn = _function(s, lambda: acc.apply_gradients(opt), c.traces)
-
-    def cycle():
-        micro_steps()
-        apply_fn()
-    c.cycle = cycle
-    return c
+    return _then_apply(s, c, lambda: acc.apply_gradients(opt))
 
 
 def _keras_own_loop(s):
