@@ -33,6 +33,9 @@ def test_quick_benchmark_reports_every_section_and_reduces_once_per_effective_st
     assert ("gac tf.function", "floor+write") in pairs, sorted(pairs)
     assert ("gac tf.function", "reduce-every-micro-step") in pairs, sorted(pairs)
     assert ("gac host-counted", "reduce-every-micro-step") in pairs, sorted(pairs)
+    # ... which are shown beside the targets, not held to them.
+    shown = [line for line in results["targets"] if "gac host-counted /" in line["text"]]
+    assert len(shown) == 2 and all(line["met"] is None for line in shown), shown
     assert ("gac eager", "eager floor+write") in dict(
         ((p["name"], p["other"]), p) for p in sections["eager overhead"]["intervals"])
     for pair in pairs.values():
