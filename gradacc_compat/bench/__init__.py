@@ -11,12 +11,15 @@ interquartile ranges, and ratios paired round by round. Sections:
 
 - each workload (dense MLP, embedding with sparse gradients): plain
   stepping, the big batch, the floors, GradientAccumulator (tf.function,
-  eager, XLA), the tutorial reduce-every-micro-step loop, Keras 3's own
+  eager, XLA; and host-counted: ``accumulate`` in one function,
+  ``apply_gradients`` every N from a second), the tutorial
+  reduce-every-micro-step loop, Keras 3's own
   accumulation, and ``fit`` (plain, gac.wrap, Keras 3's, Horovod's);
   each accumulating candidate's weights are compared with the big batch's;
 - targets: only what the speed targets compare (the accumulator against
   the floor of accumulation, the tutorial loop and Keras 3's own; fit with
-  gac.wrap against Keras 3's fit), timed until each comparison's 95%
+  gac.wrap against Keras 3's fit; the host-counted accumulator shown
+  beside them), timed until each comparison's 95%
   bootstrap interval of the median speed ratio is within +-``--resolution``
   (3 %) or ``--resolve-seconds`` have passed;
 - eager overhead on a 100-variable model, gradients computed up front
