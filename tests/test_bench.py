@@ -43,7 +43,8 @@ def test_quick_benchmark_reports_every_section_and_reduces_once_per_effective_st
         assert low <= pair["speed"][0] <= high and pair["rounds"] >= results["rounds"], pair
     rows = dict((r["name"], r) for r in sections["tiny"]["rows"])
     for name in ("plain(b)", "big(N*b)", "floor", "floor+write", "gac tf.function",
-                 "gac host-counted", "gac eager", "reduce-every-micro-step", "fit plain(b)", "fit gac.wrap"):
+                 "gac host-counted", "gac eager", "reduce-every-micro-step", "fit plain(b)",
+                 "fit gac.wrap"):
         assert name in rows, (name, sorted(rows))
         assert len(sections["tiny"]["samples"][name]) == results["rounds"]
     # Every accumulating candidate of ours equals the big batch, advances its
