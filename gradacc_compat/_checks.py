@@ -9,7 +9,10 @@ import six
 
 from gradacc_compat.compat import tf
 
-__all__ = ["check_steps", "check_gradient", "check_weight", "clean_name", "names"]
+#: The largest ``steps`` accepted: far beyond any real cycle, far from int64's end.
+MAX_STEPS = 2 ** 31 - 1
+
+__all__ = ["MAX_STEPS", "check_steps", "check_gradient", "check_weight", "clean_name", "names"]
 
 
 def check_steps(steps):
@@ -21,6 +24,10 @@ def check_steps(steps):
     if steps < 1:
         raise ValueError("`steps` must be an integer >= 1 (1 applies every call). "
                          "Received: steps=%r." % (steps,))
+    if steps > MAX_STEPS:
+        raise ValueError("`steps` must be at most %d (2**31 - 1; the micro-step counter "
+                         "is an int64 that a tf.function compares with it). Received: "
+                         "steps=%r." % (MAX_STEPS, steps))
     return int(steps)
 
 

@@ -171,11 +171,23 @@ class GradientAccumulator(tf.Module):
         return self._iterations
 
     @property
+    def built(self):
+        """Whether the accumulator's variables exist (after the first
+        ``step``/``accumulate``, or a wrapper's build)."""
+        return self._accums is not None
+
+    @property
     def gradients(self):
-        """The accumulator variables (sums of weighted gradients), or None.
-        A variable kept as compact rows (see ``compact_rows``) sums here only
-        what did not fit its slots."""
-        return None if self._accums is None else list(self._accums)
+        """What is pending: per variable, the sum of this cycle's (weighted)
+        gradients as a tensor -- zeros after an apply or :meth:`reset`, and
+        for a variable that got no gradient this cycle. None before the
+        first ``step``/``accumulate``. (In a TF1 graph each read builds the
+        ops that compute it: run them.) Under a strategy, in replica context
+        it is this replica's sum; in cross-replica context, all replicas'.
+        """
+        if self._accums is None:
+            return None
+        return self._pending()
 
     # ------------------------------------------------------------- public
     def step(self, optimizer, gradients, variables, weight=None):
@@ -305,6 +317,30 @@ class GradientAccumulator(tf.Module):
         return tf.group(*self._reset_ops(self._components))
 
     # ------------------------------------------------------------ helpers
+    @compat.do_not_convert
+    def _pending(self):
+        """The pending sums (see :attr:`gradients`). The accumulators keep a
+        finished cycle's sum until the next cycle's first micro-batch
+        overwrites it (no zeroing pass), so a read with no micro-batch
+        pending is zeros."""
+        replica = not compat.in_cross_replica_context()
+
+        def read(variable):
+            if replica:
+                return _read(self._local(variable))
+            return variable.read_value()  # every replica's, aggregated
+
+        accums = self._local_list(self._accums) if replica else self._accums
+        compact = self._plain.compact
+        pending = tf.greater(read(self._micro_step), 0)
+        slots = read(self._plain.slots)[0] if compact else None
+        sums = []
+        for i, accum in enumerate(accums):
+            value = (compact[i].gradient(slots, accum, lambda v: v) if i in compact
+                     else read(accum) if not replica else _read(accum))
+            sums.append(_where(pending, value))
+        return sums
+
     def _components(self, variable):
         """The components of ``variable`` this context may write."""
         if compat.in_cross_replica_context():
@@ -792,6 +828,13 @@ def _clear_marked(accum, rows):
     shape = tf.concat([count, tf.shape(accum, out_type=tf.int32)[1:]], 0)
     return [tf.compat.v1.scatter_update(accum, marked, tf.zeros(shape, accum.dtype)),
             tf.compat.v1.scatter_update(rows, marked, tf.zeros(count, tf.float32))]
+
+
+def _where(pred, value):
+    """``value`` where the scalar ``pred`` holds, else its zeros."""
+    if tf.executing_eagerly():
+        return value if bool(pred) else tf.zeros_like(value)
+    return tf.cond(pred, lambda: tf.identity(value), lambda: tf.zeros_like(value))
 
 
 def _read(variable):

@@ -465,7 +465,7 @@ class _KerasMixin(_AccumulatingBase):
         """The accumulator for ``var_list``, created now where that is safe
         (not inside a strategy's replica function: the first step does it)."""
         acc = self._gac_accumulator
-        if acc is None or acc.gradients is None:
+        if acc is None or not acc.built:
             if tf.distribute.has_strategy() and not compat.in_cross_replica_context():
                 return
             self._gac_get_accumulator()._maybe_build(list(var_list), self._gac_sparse_hint())
@@ -478,7 +478,7 @@ class _KerasMixin(_AccumulatingBase):
         marks of sparse variables may come after the accumulators: a loaded
         wrapper makes them up front, from ``gac_sparse`` in its config.)"""
         acc = self._gac_accumulator
-        if acc is None or acc.gradients is None:
+        if acc is None or not acc.built:
             return
         registered = self.__dict__.get("_gac_registered")
         if registered is None:

@@ -16,17 +16,18 @@ from gradacc_compat.compat import tf
 from tests import harness as H
 
 LR = 0.5
-# (gradient fed, accumulator after, micro_step after, iterations after, variable after)
-# An apply resets the counters only: the accumulator keeps the cycle's sum
-# until the next cycle's first micro-batch overwrites it (no zeroing pass).
+# (gradient fed, acc.gradients after, micro_step after, iterations after, variable after)
+# acc.gradients reads what is pending: zeros once a cycle is applied (the
+# accumulator variables themselves are overwritten lazily, by the next
+# cycle's first micro-batch).
 GOLDEN = [
     ([1.0, 2.0], [1.0, 2.0], 1, 0, [0.0, 0.0]),
     ([3.0, 4.0], [4.0, 6.0], 2, 0, [0.0, 0.0]),
-    ([5.0, 6.0], [9.0, 12.0], 0, 1, [-1.5, -2.0]),   # applies mean [3, 4] * 0.5
+    ([5.0, 6.0], [0.0, 0.0], 0, 1, [-1.5, -2.0]),    # applies mean [3, 4] * 0.5
     ([2.0, 2.0], [2.0, 2.0], 1, 1, [-1.5, -2.0]),    # overwritten, not added
 ]
 # flush() of the partial cycle: mean [2, 2] over ONE micro-batch, not three.
-AFTER_FLUSH = ([2.0, 2.0], 0, 2, [-2.5, -3.0])
+AFTER_FLUSH = ([0.0, 0.0], 0, 2, [-2.5, -3.0])
 
 
 @pytest.mark.parametrize("family", H.FAMILIES)
@@ -62,6 +63,32 @@ def _assert_row(env, acc, var, accum, micro_step, iterations, value):
     assert int(env.value(acc.micro_step)) == micro_step
     assert int(env.value(acc.iterations)) == iterations
     np.testing.assert_allclose(env.value(var), value, rtol=0, atol=1e-6)
+
+
+def test_gradients_read_what_is_pending(env):
+    """As the HF transformers and OpenNMT-tf accumulators users migrate from
+    do: after reset() or an apply, acc.gradients reads zeros (before the
+    reset became lazy-only it read the old sum, [4, 4] here), in every mode
+    and under MirroredStrategy (the replicas' sum)."""
+    var = tf.compat.v1.Variable(np.zeros(2, "float32"), name="w", use_resource=True)
+    opt = H.make_optimizer("v1", "sgd", 1.0)
+    acc = gac.GradientAccumulator(steps=3)
+    run = env.compile(lambda g: acc.accumulate([g / float(env.replicas)], [var]),
+                      np.zeros(2, "float32"))
+
+    def pending():
+        return env.value(acc.gradients[0])
+
+    run(np.array([1.0, 1.0], "float32"))
+    run(np.array([3.0, 3.0], "float32"))
+    np.testing.assert_allclose(pending(), [4.0, 4.0])
+    env.run(acc.reset)
+    np.testing.assert_allclose(pending(), [0.0, 0.0])
+    run(np.array([2.0, 2.0], "float32"))
+    np.testing.assert_allclose(pending(), [2.0, 2.0])   # not [6, 6]: the old sum is gone
+    env.run(lambda: acc.apply_gradients(opt))
+    np.testing.assert_allclose(pending(), [0.0, 0.0])
+    np.testing.assert_allclose(env.value(var), [-2.0, -2.0])
 
 
 def test_steps_one_applies_every_call(mode):
