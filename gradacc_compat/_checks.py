@@ -12,7 +12,7 @@ from gradacc_compat.compat import tf
 #: The largest ``steps`` accepted: far beyond any real cycle, far from int64's end.
 MAX_STEPS = 2 ** 31 - 1
 
-__all__ = ["MAX_STEPS", "check_steps", "check_gradient", "check_weight", "clean_name", "names"]
+__all__ = ["MAX_STEPS", "check_reduction", "check_sequence", "check_steps", "check_gradient", "check_weight", "runtime_checks", "clean_name", "names"]
 
 
 def check_steps(steps):
@@ -29,6 +29,34 @@ def check_steps(steps):
                          "is an int64 that a tf.function compares with it). Received: "
                          "steps=%r." % (MAX_STEPS, steps))
     return int(steps)
+
+
+def check_reduction(reduction):
+    """``reduction`` if it is "mean" or "sum", else a ``ValueError``."""
+    if reduction not in ("mean", "sum"):
+        raise ValueError('`reduction` must be "mean" or "sum". Received: reduction=%r.'
+                         % (reduction,))
+    return reduction
+
+
+def check_sequence(value, what, example):
+    """``value`` as a list; a single tensor/variable/array (not a list of
+    them) is refused, saying a list was expected."""
+    if isinstance(value, (tf.Tensor, tf.IndexedSlices, tf.Variable)) or \
+            type(value).__module__ == "numpy" or hasattr(value, "assign"):
+        raise TypeError(
+            "`%s` must be a list with one entry per variable; received a single %s%s. "
+            "Pass a list, e.g. %s." % (what, type(value).__name__, _shape_of(value), example))
+    try:
+        return list(value)
+    except TypeError:
+        raise TypeError("`%s` must be a list with one entry per variable; received %r "
+                        "(type %s)." % (what, value, type(value).__name__))
+
+
+def _shape_of(value):
+    shape = getattr(value, "shape", None)
+    return "" if shape is None else " of shape %s" % (tf.TensorShape(shape),)
 
 
 def clean_name(variable):
@@ -59,11 +87,58 @@ def check_gradient(grad, variable):
     except (TypeError, ValueError) as err:
         raise TypeError("Gradient for variable %s must be a tensor, tf.IndexedSlices or "
                         "None; received %r (%s)." % (clean_name(variable), grad, err))
+    dtype = tf.as_dtype(grad.dtype)
+    if not (dtype.is_floating or dtype.is_complex or dtype.is_integer):
+        raise TypeError("Gradient for variable %s must be a numeric tensor (the variable "
+                        "is %s); received a %s tensor. Pass the gradients the tape or "
+                        "tf.gradients returned." % (clean_name(variable),
+                                                   tf.as_dtype(variable.dtype).base_dtype.name,
+                                                   dtype.name))
     if not grad.shape.is_compatible_with(var_shape):
         raise ValueError("Gradient for variable %s has shape %s; the variable has shape %s. "
                          "Are the gradients in the same order as the variables?"
                          % (clean_name(variable), grad.shape, var_shape))
     return grad
+
+
+def runtime_checks(gradients, variables, weight):
+    """Graph and ``tf.function``: ``(gradients, checks)`` for what only the
+    run knows -- a gradient's dimensions left unknown when it was built, a
+    tensor ``weight``'s value. Such a gradient comes back through
+    ``tf.ensure_shape`` (so every write sees its static shape and only the
+    check can fail at run time); the caller makes the writes wait for the
+    checks, so a failing one leaves the state as it was. Eagerly everything
+    is known and checked already: ``(gradients, [])``."""
+    if tf.executing_eagerly():
+        return gradients, []
+    checks, out = [], []
+    for grad, variable in zip(gradients, variables):
+        out.append(grad)
+        if grad is None:
+            continue
+        sparse = isinstance(grad, tf.IndexedSlices)
+        values = grad.values if sparse else grad
+        var_shape = tf.TensorShape(variable.shape)
+        want = tf.TensorShape([None]).concatenate(var_shape[1:]) if sparse else var_shape
+        if tf.TensorShape(values.shape).is_fully_defined() or var_shape.rank is None:
+            continue
+        # The scope names the variable in TF's error ("Shape of tensor
+        # gradient_of_<variable>/EnsureShape:0 [5] is not compatible ...").
+        with tf.name_scope("gradient_of_" + clean_name(variable).replace("/", "_")):
+            ensured = tf.ensure_shape(values, want)
+        checks.append(ensured.op)
+        out[-1] = tf.IndexedSlices(ensured, grad.indices, grad.dense_shape) if sparse else ensured
+    if weight is not None and not _static_weight(weight):
+        checks.append(tf.debugging.Assert(
+            tf.logical_and(tf.greater_equal(weight, 0.0), tf.less(weight, float("inf"))),
+            ["`weight` must be a finite number >= 0 (examples or tokens in this "
+             "micro-batch); nothing was accumulated. Received weight:", weight]))
+    return out, checks
+
+
+def _static_weight(weight):
+    """Whether ``weight`` is a constant check_weight made (checked then)."""
+    return getattr(getattr(weight, "op", None), "type", None) == "Const"
 
 
 def check_weight(weight):
@@ -86,4 +161,11 @@ def check_weight(weight):
     if tensor.shape.ndims not in (None, 0) or not (tensor.dtype.is_floating or tensor.dtype.is_integer):
         raise ValueError("`weight` must be a numeric scalar. Received a tensor of shape %s "
                          "and dtype %s." % (tensor.shape, tensor.dtype.name))
-    return tf.cast(tensor, tf.float32)
+    tensor = tf.cast(tensor, tf.float32)
+    if tf.executing_eagerly():
+        value = float(tensor.numpy())
+        if not value >= 0.0 or value == float("inf"):
+            raise ValueError("`weight` must be a finite number >= 0 (examples or tokens "
+                             "in this micro-batch). Received a tensor weight of value %r."
+                             % (value,))
+    return tensor

@@ -4,8 +4,9 @@ from __future__ import absolute_import, division, print_function
 import numbers
 
 from gradacc_compat import audit, compat, compact_rows, families, horovod_support
-from gradacc_compat._checks import (check_gradient, check_steps, check_weight, clean_name,
-                                    names)
+from gradacc_compat._checks import (check_gradient, check_reduction, check_sequence,
+                                    check_steps, check_weight, clean_name, names,
+                                    runtime_checks)
 from gradacc_compat.compat import tf
 
 __all__ = ["GradientAccumulator"]
@@ -129,9 +130,7 @@ class GradientAccumulator(tf.Module):
 
     def __init__(self, steps, reduction="mean", name="gradient_accumulator"):
         steps = check_steps(steps)
-        if reduction not in ("mean", "sum"):
-            raise ValueError('`reduction` must be "mean" or "sum". Received: reduction=%r.'
-                             % (reduction,))
+        check_reduction(reduction)
         super(GradientAccumulator, self).__init__(name=name)
         self._steps = steps
         self._reduction = reduction
@@ -205,6 +204,7 @@ class GradientAccumulator(tf.Module):
           A boolean tensor, true when this call applied an update. In graph
           mode run it (it carries the accumulation and the apply).
         """
+        _check_not_wrapped(optimizer, "step", self._steps)
         return self._step(optimizer, gradients, variables, weight, compact=True)
 
     @compat.do_not_convert
@@ -243,7 +243,18 @@ class GradientAccumulator(tf.Module):
         row marks are accumulated as dense ones (see :meth:`_rows_as_dense`).
         ``slots``: this call writes a slot of the compact rows, made here for
         the variables whose first gradient this is."""
-        gradients, variables, weight = self._check_inputs(gradients, variables, weight)
+        gradients, variables, weight, checks = self._check_inputs(gradients, variables, weight)
+        if checks:
+            # Every write consumes a gated value (a control input on the
+            # writes' cond alone does not hold them back inside a function).
+            with tf.control_dependencies(checks):
+                gradients = [_gated(g) for g in gradients]
+                weight = None if weight is None else tf.identity(weight)
+                return self._accumulate_checked(gradients, variables, weight, rows_as_dense,
+                                                slots)
+        return self._accumulate_checked(gradients, variables, weight, rows_as_dense, slots)
+
+    def _accumulate_checked(self, gradients, variables, weight, rows_as_dense, slots):
         self._maybe_build(variables)
         plain = self._plain
         if slots:
@@ -288,6 +299,7 @@ class GradientAccumulator(tf.Module):
         For loops that decide on the host when to apply; callable in replica
         context or, under a strategy, in cross-replica context.
         """
+        _check_not_wrapped(optimizer, "apply_gradients", self._steps)
         return self._apply_pending(optimizer)
 
     @compat.do_not_convert
@@ -373,8 +385,10 @@ class GradientAccumulator(tf.Module):
                 "call it inside strategy.run(...) (experimental_run_v2 or "
                 "extended.call_for_each_replica on older TF), not directly under "
                 "strategy.scope().")
-        gradients = list(gradients)
-        variables = list(variables)
+        gradients = check_sequence(gradients, "gradients", "[grad] or tape.gradient(loss, "
+                                   "variables)")
+        variables = check_sequence(variables, "variables", "[variable] or "
+                                   "model.trainable_variables")
         if len(gradients) != len(variables):
             raise ValueError(
                 "Received %d gradients for %d variables; pass one gradient (or None) "
@@ -397,7 +411,15 @@ class GradientAccumulator(tf.Module):
         checked = []
         for g, v in zip(gradients, variables):
             checked.append(check_gradient(g, v))
-        return checked, variables, check_weight(weight)
+        if not self._plain.seen and all(g is None for g in checked):
+            raise ValueError(
+                "Every gradient passed to this accumulator so far was None (%d variables: "
+                "%s); nothing was accumulated. Check that the loss depends on the variables "
+                "and that the gradients were computed inside the tape."
+                % (len(variables), names(variables)))
+        weight = check_weight(weight)
+        checked, checks = runtime_checks(checked, variables, weight)
+        return checked, variables, weight, checks
 
     def _state_variables(self):
         """Every variable that holds a pending cycle, in a fixed order: the
@@ -767,6 +789,28 @@ _TF1_COLLECTIVES = (
 
 
 # ---------------------------------------------------------------- helpers
+def _check_not_wrapped(optimizer, what, own_steps):
+    steps = families.accumulating_steps(optimizer)
+    if steps is not None:
+        raise TypeError(
+            "GradientAccumulator(steps=%d).%s received a gac.wrap(..., steps=%d) optimizer, "
+            "which accumulates itself: the two would nest into cycles of %d x %d "
+            "micro-batches. Pass the optimizer you wrapped (wrapper.inner_optimizer for a "
+            "tf.compat.v1.train one), or drop the accumulator and call the wrapper's "
+            "apply_gradients every micro-batch." % (own_steps, what, steps, own_steps, steps))
+
+
+def _gated(grad):
+    """``grad`` through an identity made under the caller's control
+    dependencies (``None`` stays None)."""
+    if grad is None:
+        return None
+    if isinstance(grad, tf.IndexedSlices):
+        return tf.IndexedSlices(tf.identity(grad.values), tf.identity(grad.indices),
+                                grad.dense_shape)
+    return tf.identity(grad)
+
+
 def _is_default(strategy):
     return not tf.distribute.has_strategy() and strategy is tf.distribute.get_strategy()
 

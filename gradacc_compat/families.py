@@ -24,7 +24,7 @@ from __future__ import absolute_import, division, print_function
 from gradacc_compat import compat
 from gradacc_compat.compat import tf
 
-__all__ = ["adapter_for", "FAMILIES", "overwritten_by_gradient",
+__all__ = ["accumulating_steps", "adapter_for", "FAMILIES", "overwritten_by_gradient",
            "synchronizes_replicas", "aggregated_by_sync_replicas"]
 
 
@@ -218,8 +218,18 @@ def aggregated_by_sync_replicas(gradient):
     return op is not None and op.type in _SYNC_TAKES
 
 
+def accumulating_steps(optimizer):
+    """``steps`` of a ``gac.wrap`` wrapper (it accumulates itself), else None."""
+    return getattr(optimizer, "__dict__", {}).get("_gac_steps")
+
+
 def adapter_for(optimizer):
     """The family adapter for ``optimizer``; raises ``TypeError`` if none fits."""
+    if isinstance(optimizer, type):
+        raise TypeError(
+            "gradacc_compat received the class %s.%s, not an optimizer: create one and "
+            "pass that, e.g. %s(learning_rate=1e-3)."
+            % (optimizer.__module__, optimizer.__name__, optimizer.__name__))
     for family in FAMILIES:
         if family.matches(optimizer):
             return family

@@ -22,7 +22,7 @@ import copy
 import importlib
 
 from gradacc_compat import compat, families, horovod_support, tf1_collectives
-from gradacc_compat._checks import check_steps
+from gradacc_compat._checks import check_reduction, check_steps
 from gradacc_compat.accumulator import GradientAccumulator, once_per_strategy
 from gradacc_compat.compat import tf
 
@@ -73,6 +73,13 @@ def wrap(optimizer, steps, **options):
     except (TypeError, ValueError) as err:
         raise type(err)("gac.wrap: %s Wrapping %s." % (err, _describe(optimizer)))
     _check_options(optimizer, options)
+    inner_steps = families.accumulating_steps(optimizer)
+    if inner_steps is not None:
+        raise ValueError(
+            "gac.wrap received %s, which is already a gac.wrap(..., steps=%d) wrapper: "
+            "wrapping it again would accumulate %d x %d micro-batches through two "
+            "accumulators. Wrap the original optimizer once, with steps=%d."
+            % (_describe(optimizer), inner_steps, inner_steps, steps, inner_steps * steps))
     if families.synchronizes_replicas(optimizer):
         raise TypeError(_SYNC_REPLICAS % ("gac.wrap received " + _describe(optimizer),))
     reduce = horovod_support.rank_reduction(optimizer)  # raises for one it cannot drive
@@ -157,6 +164,11 @@ def _check_options(optimizer, options):
                 "and wrap that." % (key, options[key], key, _describe(optimizer), key))
         raise TypeError("gac.wrap() got an unexpected option %r (accepted: %s). Received "
                         "optimizer %s." % (key, ", ".join(_OPTIONS), _describe(optimizer)))
+    if "reduction" in options:
+        try:
+            check_reduction(options["reduction"])
+        except ValueError as err:
+            raise ValueError("gac.wrap: %s Wrapping %s." % (err, _describe(optimizer)))
 
 
 def _has_state(optimizer):

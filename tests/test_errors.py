@@ -22,6 +22,14 @@ def test_bad_steps(steps, error):
     assert "integer >= 1" in str(info.value)
 
 
+def test_steps_beyond_int64_reach_are_refused():
+    """2**63 overflowed the int64 counter a tf.function compares it with,
+    and applied every micro-step."""
+    with pytest.raises(ValueError, match=r"at most 2147483647.*Received: steps=%d" % 2 ** 63):
+        gac.GradientAccumulator(steps=2 ** 63)
+    assert gac.GradientAccumulator(steps=2 ** 31 - 1).steps == 2 ** 31 - 1
+
+
 def test_bad_reduction():
     with pytest.raises(ValueError, match="reduction='median'"):
         gac.GradientAccumulator(steps=2, reduction="median")
@@ -81,6 +89,23 @@ BAD_CALLS = {
     "vector_weight": (
         ValueError, "numeric scalar",
         lambda s: s.acc.accumulate([tf.ones(2)], [s.var], weight=tf.ones(2))),
+    "string_gradient": (
+        TypeError, "numeric tensor",
+        lambda s: s.acc.accumulate([tf.constant(["a", "b"])], [s.var])),
+    "bare_tensor_as_gradients": (
+        TypeError, "`gradients` must be a list with one entry per variable; received a "
+                   "single",
+        lambda s: s.acc.accumulate(tf.ones(2), [s.var])),
+    "bare_variable_as_variables": (
+        TypeError, "`variables` must be a list",
+        lambda s: s.acc.accumulate([tf.ones(2)], s.var)),
+    "optimizer_class": (
+        TypeError, "received the class",
+        lambda s: s.acc.step(type(s.opt), [tf.ones(2)], [s.var])),
+    "wrapped_optimizer": (
+        TypeError, "accumulates itself",
+        lambda s: s.acc.step(gac.wrap(H.make_optimizer("v1", "sgd"), 2), [tf.ones(2)],
+                             [s.var])),
     "flush_with_non_optimizer": (
         TypeError, "not an optimizer",
         lambda s: s.acc.flush("sgd")),
@@ -157,3 +182,99 @@ def test_step_under_tf1_collectives_is_refused_before_any_state():
         assert isinstance(hook, gac.tf1_collectives.ApplyHook)
         ops = set(op.type for op in tf.compat.v1.get_default_graph().get_operations())
         assert "CollectiveReduce" in ops  # in the apply op, which the hook runs
+
+
+def test_wrap_refuses_a_class_a_wrapper_and_a_bad_reduction_at_once():
+    sgd = tf.compat.v1.train.GradientDescentOptimizer
+    with pytest.raises(TypeError, match="received the class .*GradientDescentOptimizer"):
+        gac.wrap(sgd, 2)
+    with pytest.raises(ValueError, match=r"already a gac.wrap\(..., steps=2\).*steps=6"):
+        gac.wrap(gac.wrap(sgd(0.1), 2), 3)
+    with pytest.raises(ValueError, match="reduction='avg'"):
+        gac.wrap(sgd(0.1), 2, reduction="avg")
+    if compat.keras_module() is not None:
+        adam = compat.keras_module().optimizers.Adam
+        with pytest.raises(TypeError, match="received the class"):
+            gac.wrap(adam, 2)
+        with pytest.raises(ValueError, match="already a gac.wrap"):
+            gac.wrap(gac.wrap(adam(1e-3), 2), 3)
+        with pytest.raises(ValueError, match="reduction='avg'"):
+            gac.wrap(adam(1e-3), 2, reduction="avg")
+
+
+def _run_error():
+    """What a failing run-time check raises: InvalidArgumentError."""
+    return tf.errors.InvalidArgumentError
+
+
+def test_all_none_gradients_leave_no_trace(mode):
+    """The all-None error came after micro_step was incremented (the next
+    real micro-step then applied at once, divided by 2), and in a
+    tf.function a second call of the failed function silently did nothing."""
+    with H.Harness(mode) as h:
+        var = tf.compat.v1.Variable(np.zeros(2, "float32"), name="w", use_resource=True)
+        opt = H.make_optimizer("v1", "sgd", 1.0)
+        acc = gac.GradientAccumulator(steps=2)
+        for _ in range(2):  # the same function again raises again
+            with pytest.raises(ValueError, match="Every gradient passed .* was None"):
+                h.compile(lambda g: acc.step(opt, [None], [var]), np.zeros(2, "float32"))(
+                    np.ones(2, "float32"))
+        assert not acc.built
+        run = h.compile(lambda g: acc.step(opt, [g], [var]), np.zeros(2, "float32"))
+        run(np.array([2.0, 4.0], "float32"))
+        assert int(h.value(acc.micro_step)) == 1
+        np.testing.assert_allclose(h.value(var), [0.0, 0.0])  # not applied early
+        run(np.array([4.0, 2.0], "float32"))
+        np.testing.assert_allclose(h.value(var), [-3.0, -3.0])
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
+def test_tensor_weight_checked_before_any_write(mode, bad):
+    """A tensor weight that is negative or not finite: refused eagerly, and
+    in a graph or tf.function by an assertion the writes wait for."""
+    with H.Harness(mode) as h:
+        setup = _Setup(h)
+        run = h.compile(lambda g, w: setup.acc.accumulate([g], [setup.var], weight=w),
+                        np.zeros(2, "float32"), np.float32(1.0))
+        with pytest.raises((ValueError, _run_error())) as info:
+            run(np.ones(2, "float32"), np.float32(bad))
+        assert "finite number >= 0" in str(info.value)
+        assert setup.state() == setup.before
+
+
+def test_shape_known_only_at_run_time_checked_before_any_write(mode):
+    """A gradient whose dimensions are unknown when built (a placeholder or
+    an input_signature with None) and wrong when run: the other variables'
+    accumulators were written before TF's own shape error."""
+    if mode == "eager":
+        pytest.skip("eager shapes are always known (the static check covers them)")
+    with H.Harness(mode) as h:
+        setup = _Setup(h)
+        acc, var, other = setup.acc, setup.var, setup.other
+        acc2 = gac.GradientAccumulator(steps=3)
+        run_ok = h.compile(lambda g, o: acc2.accumulate([o, g], [other, var]),
+                           np.zeros(2, "float32"), np.zeros(3, "float32"))
+        run_ok(np.ones(2, "float32"), np.ones(3, "float32"))
+        before = (h.value(acc2.gradients[0]).tolist(), h.value(acc2.gradients[1]).tolist(),
+                  int(h.value(acc2.micro_step)))
+        if mode == "graph":
+            g = tf.compat.v1.placeholder(tf.float32, [None])
+            o = tf.compat.v1.placeholder(tf.float32, [3])
+            op = acc2.accumulate([o, g], [other, var])
+            h.initialize()
+
+            def run_bad():
+                return h.session.run(op, {g: np.ones(5, "float32"), o: np.ones(3, "float32")})
+        else:
+            fn = tf.function(lambda g, o: acc2.accumulate([o, g], [other, var]),
+                             input_signature=[tf.TensorSpec([None], tf.float32),
+                                              tf.TensorSpec([3], tf.float32)])
+
+            def run_bad():
+                return fn(tf.ones(5), tf.ones(3))
+        with pytest.raises(_run_error()) as info:
+            run_bad()
+        assert "is not compatible with expected shape" in str(info.value)
+        after = (h.value(acc2.gradients[0]).tolist(), h.value(acc2.gradients[1]).tolist(),
+                 int(h.value(acc2.micro_step)))
+        assert after == before
