@@ -150,6 +150,15 @@ class GradientAccumulator(tf.Module):
         self._rows = None
         self._compact = None
 
+    def get_config(self):
+        """The constructor's arguments: ``from_config(get_config())`` makes
+        an equal, empty accumulator (a checkpoint carries the state)."""
+        return {"steps": self._steps, "reduction": self._reduction, "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
     # ------------------------------------------------------------ properties
     @property
     def steps(self):
@@ -204,12 +213,11 @@ class GradientAccumulator(tf.Module):
           A boolean tensor, true when this call applied an update. In graph
           mode run it (it carries the accumulation and the apply).
         """
-        _check_not_wrapped(optimizer, "step", self._steps)
-        return self._step(optimizer, gradients, variables, weight, compact=True)
+        return self._step(optimizer, gradients, variables, weight, compact=True, public=True)
 
     @compat.do_not_convert
     def _step(self, optimizer, gradients, variables, weight=None, apply_fn=None, reduce=None,
-              compact=False):
+              compact=False, public=False):
         """``step`` whose apply is ``apply_fn(grads_and_vars)`` when given
         (the optimizer wrappers pass their inner apply, e.g. with global_step).
         ``compact``: sparse gradients may be kept as compact rows (see
@@ -218,7 +226,11 @@ class GradientAccumulator(tf.Module):
         ``reduce``: the all-reduce across processes of the accumulated
         gradient, run before the apply; by default Horovod's, when
         ``optimizer`` is its DistributedOptimizer (the Keras wrapper, a
-        class Horovod's derived from, passes the one it took from it)."""
+        class Horovod's derived from, passes the one it took from it).
+        ``public``: called as ``step`` (a gac.wrap wrapper is refused: the
+        wrappers call this with themselves)."""
+        if public:
+            _check_not_wrapped(optimizer, "step", self._steps)
         adapter = families.adapter_for(optimizer)
         if reduce is None:
             reduce = horovod_support.rank_reduction(optimizer)
@@ -299,11 +311,12 @@ class GradientAccumulator(tf.Module):
         For loops that decide on the host when to apply; callable in replica
         context or, under a strategy, in cross-replica context.
         """
-        _check_not_wrapped(optimizer, "apply_gradients", self._steps)
-        return self._apply_pending(optimizer)
+        return self._apply_pending(optimizer, public=True)
 
     @compat.do_not_convert
-    def _apply_pending(self, optimizer, apply_fn=None, reduce=None):
+    def _apply_pending(self, optimizer, apply_fn=None, reduce=None, public=False):
+        if public:
+            _check_not_wrapped(optimizer, "apply_gradients", self._steps)
         adapter = families.adapter_for(optimizer)
         if reduce is None:
             reduce = horovod_support.rank_reduction(optimizer)

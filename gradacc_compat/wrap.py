@@ -425,6 +425,9 @@ class _KerasMixin(_AccumulatingBase):
     def get_config(self):
         config = super(_KerasMixin, self).get_config()
         config["gac_steps"] = self._gac_steps
+        for key in _OPTIONS:  # every option of wrap() round-trips
+            if key in self._gac_options:
+                config["gac_" + key] = self._gac_options[key]
         acc = self._gac_accumulator
         sparse = acc.sparse_indices if acc is not None else self._gac_sparse_hint()
         if sparse:  # which variables keep row marks: saved state is positional
@@ -443,7 +446,9 @@ class _KerasMixin(_AccumulatingBase):
             raise ValueError("%s.from_config needs `gac_steps` in the config (it is what "
                              "get_config() returns); received keys %s."
                              % (cls.__name__, sorted(config)))
-        instance = cls._gac_create(config, steps, {}, custom_objects)
+        options = dict((key, config.pop("gac_" + key)) for key in _OPTIONS
+                       if "gac_" + key in config)
+        instance = cls._gac_create(config, steps, options, custom_objects)
         object.__setattr__(instance, "_gac_sparse", tuple(sparse))
         return instance
 

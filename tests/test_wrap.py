@@ -410,7 +410,8 @@ def test_saved_model_with_wrapper_loads_and_trains_on(fmt, tmpdir):
     x, y = H.make_data(first + K * N * B, seed=29)
     keras.backend.clear_session()
     model = _model()
-    model.compile(optimizer=gac.wrap(keras.optimizers.Adam(0.05), N), loss="mse")
+    model.compile(optimizer=gac.wrap(keras.optimizers.Adam(0.05), N, reduction="sum"),
+                  loss="mse")
     model.fit(x[:first], y[:first], batch_size=B, shuffle=False, verbose=0)
     read = keras.backend.get_value
     assert int(read(model.optimizer.micro_step)) == 1
@@ -426,10 +427,13 @@ def test_saved_model_with_wrapper_loads_and_trains_on(fmt, tmpdir):
         loaded = keras.models.load_model(path, custom_objects=gac.keras_custom_objects())
     assert type(loaded.optimizer).__name__ == type(model.optimizer).__name__
     assert loaded.optimizer.steps == N
+    # Every option of wrap() comes back (reduction was lost, read as "mean").
+    assert loaded.optimizer.accumulator.reduction == "sum"
     if fmt == "savedmodel":
         # Keras restores no optimizer state from a SavedModel (plain Adam
         # neither): the loaded wrapper starts afresh, like a new wrap().
-        model.compile(optimizer=gac.wrap(keras.optimizers.Adam(0.05), N), loss="mse")
+        model.compile(optimizer=gac.wrap(keras.optimizers.Adam(0.05), N, reduction="sum"),
+                      loss="mse")
     for m in (model, loaded):
         m.fit(x[first:], y[first:], batch_size=B, shuffle=False, verbose=0)
     H.assert_close(loaded.get_weights(), model.get_weights(), "weights after training on")
