@@ -25,6 +25,8 @@ class _PlainState(object):
         self.name = name
         self.variables = None   # the model variables, in the order given
         self.seen = set()       # indices that received a gradient at least once
+        self.ever_none = set()  # indices that some call passed None for
+        self.present = None     # [variables] flags: got a gradient this cycle
         self.weighted = False   # some accumulate() call passed weight=
         self.dense = set()      # indices that received a dense gradient
         self.maximum = set()    # indices whose cycle value is the maximum
@@ -241,8 +243,11 @@ class GradientAccumulator(tf.Module):
         steps = self._steps
         if known is not None and known < steps and _is_default(self._plain.strategy):
             return tf.constant(False)  # eager, one device: the host knows
+        # A variable with a gradient now is in this cycle for sure; one
+        # passed None may or may not be (other calls may have fed it).
+        guarded = [i for i, g in enumerate(gradients) if g is None]
         return self._apply_if(adapter, optimizer, count, lambda c: tf.greater_equal(c, steps),
-                              apply_fn, reduce)
+                              apply_fn, reduce, guarded)
 
     def accumulate(self, gradients, variables, weight=None):
         """Adds one micro-batch's gradients. Returns the pending micro-step count."""
@@ -279,6 +284,7 @@ class GradientAccumulator(tf.Module):
             self._track_rows(sparse)
         for i, grad in enumerate(gradients):
             if grad is None:
+                plain.ever_none.add(i)
                 continue
             plain.seen.add(i)
             if not isinstance(grad, tf.IndexedSlices):
@@ -292,13 +298,16 @@ class GradientAccumulator(tf.Module):
             # that only pick one, and the counters go straight to the kernels.
             count = int(micro.numpy())
             self._writes(gradients, weight, count == 0)
+            self._present_writes(gradients, count == 0)
             self._compact_writes(gradients, weight, slots)
             compat.eager_assign_add(self._local(self._weight_total), one)
             compat.eager_assign_add(micro, tf.constant(1, tf.int64))
             return tf.constant(count + 1, tf.int64), count + 1
         updates = [_cond(tf.equal(micro.read_value(), 0),
-                         lambda: tf.group(*self._writes(gradients, weight, True)),
-                         lambda: tf.group(*self._writes(gradients, weight, False))),
+                         lambda: tf.group(*(self._writes(gradients, weight, True)
+                                            + self._present_writes(gradients, True))),
+                         lambda: tf.group(*(self._writes(gradients, weight, False)
+                                            + self._present_writes(gradients, False)))),
                    self._local(self._weight_total).assign_add(one)]
         updates.extend(self._compact_writes(gradients, weight, slots))
         with tf.control_dependencies(updates):
@@ -326,7 +335,7 @@ class GradientAccumulator(tf.Module):
         # strategy's scope: enter it, the apply is cross-replica then.
         with compat.strategy_scope(self._plain.strategy):
             return self._apply_if(adapter, optimizer, None, lambda c: tf.greater(c, 0), apply_fn,
-                                  reduce)
+                                  reduce, sorted(self._plain.ever_none))
 
     def flush(self, optimizer):
         """Applies a partial cycle (end of an epoch) with correct weighting.
@@ -439,8 +448,9 @@ class GradientAccumulator(tf.Module):
         accumulators (in the model variables' order), the counters, then the
         row marks of the sparse variables (in the model variables' order)."""
         compact = [v for _, part in sorted(self._plain.compact.items()) for v in part.variables()]
+        present = [self._present] if self._accums is not None else []
         return (list(self._accums or []) + [self._micro_step, self._iterations,
-                                            self._weight_total] + self._marks()
+                                            self._weight_total] + present + self._marks()
                 + ([self._plain.slots] if compact else []) + compact)
 
     def _marks(self):
@@ -468,6 +478,10 @@ class GradientAccumulator(tf.Module):
                             plain.variable("accum/" + clean_name(v), tf.TensorShape(v.shape),
                                            _accum_dtype(v), _AGG.SUM)
                             for v in variables]
+                        # 1 where a variable got a gradient this cycle (set by
+                        # each micro-step; ones where a checkpoint has none).
+                        plain.present = plain.variable("present", [len(variables)],
+                                                       tf.float32, _AGG.SUM, fill=1)
                     plain.variables = list(variables)
                     plain.maximum = set(i for i, v in enumerate(variables)
                                         if families.overwritten_by_gradient(v))
@@ -482,6 +496,7 @@ class GradientAccumulator(tf.Module):
     def _adopt(self, accums):
         if self._accums is None:
             self._accums = accums
+            self._present = self._plain.present
             self._rows = {}
             self._compact = {}
 
@@ -646,7 +661,8 @@ class GradientAccumulator(tf.Module):
             cache[key] = (variables, [self._local(v) for v in variables])
         return cache[key][1]
 
-    def _apply_if(self, adapter, optimizer, count, predicate, apply_fn=None, reduce=None):
+    def _apply_if(self, adapter, optimizer, count, predicate, apply_fn=None, reduce=None,
+                  guarded=()):
         """Decides in cross-replica context, applies back in replica context.
 
         A ``tf.cond`` around ``apply_gradients`` in replica context fails
@@ -688,8 +704,8 @@ class GradientAccumulator(tf.Module):
                         compat.direct_variables():
                     adapter.prepare(optimizer, used)
             applied = _cond(applies,
-                            lambda: self._apply_all(strategy, adapter, optimizer, apply_fn,
-                                                    reduce))
+                            lambda: self._apply_present(strategy, adapter, optimizer, apply_fn,
+                                                        reduce, guarded))
             if not tf.executing_eagerly() and _is_default(strategy):
                 compat.run_as_call(applied)  # the untaken apply: one call, not ~100 dead ops
             return applied
@@ -701,8 +717,59 @@ class GradientAccumulator(tf.Module):
             count = self._local(self._micro_step).read_value()
         return ctx.merge_call(decide, args=(count,))
 
-    def _apply_all(self, strategy, adapter, optimizer, apply_fn=None, reduce=None):
-        """Cross-replica: one apply per replica, then the resets. ``reduce``
+    def _apply_present(self, strategy, adapter, optimizer, apply_fn, reduce, guarded):
+        """Cross-replica: the apply of the variables that got a gradient in
+        this cycle, as Keras skips a None gradient (the others, and their
+        slots, are left alone). Eagerly the flags are read; in a graph the
+        variables in ``guarded`` (those that may have got none) are decided
+        by ``tf.cond`` on their flags, one branch per possible subset (up to
+        ``_MAX_GUARDED`` of them; beyond, all or none)."""
+        seen = sorted(self._plain.seen)
+        if tf.executing_eagerly():
+            flags = self._present.read_value().numpy()
+            return self._apply_all(strategy, adapter, optimizer, apply_fn, reduce,
+                                   [i for i in seen if flags[i] > 0])
+        guarded = [i for i in guarded if i in self._plain.seen]
+        always = [i for i in seen if i not in guarded]
+        if not guarded:
+            return self._apply_all(strategy, adapter, optimizer, apply_fn, reduce, always)
+        present = self._present.read_value()
+        flags = [tf.greater(present[i], 0.0) for i in guarded]
+
+        def apply(chosen):
+            return self._apply_all(strategy, adapter, optimizer, apply_fn, reduce,
+                                   sorted(always + chosen))
+
+        if len(guarded) > _MAX_GUARDED:
+            audit.warn_once(self._plain, "guarded", _MIXED_NONE % (
+                len(guarded), _MAX_GUARDED, names([self._plain.variables[i] for i in guarded]),
+                _MAX_GUARDED))
+            return _cond(tf.reduce_any(flags), lambda: apply(guarded), lambda: apply([]))
+
+        def branch(j, chosen):
+            if j == len(guarded):
+                return apply(chosen)
+            return _cond(flags[j], lambda: branch(j + 1, chosen + [guarded[j]]),
+                         lambda: branch(j + 1, chosen))
+        return branch(0, [])
+
+    def _present_writes(self, gradients, first):
+        """This micro-batch's flags (1 for a gradient, 0 for None): the
+        cycle's first sets them, later ones add theirs (a maximum)."""
+        mask = [0.0 if g is None else 1.0 for g in gradients]
+        present = self._local(self._present)
+        value = tf.constant(mask, tf.float32)
+        if not first and not all(mask):
+            value = tf.maximum(_read(present), value)
+        if tf.executing_eagerly():
+            compat.eager_assign(present, value)
+            return []
+        return [present.assign(value, read_value=False)]
+
+    def _apply_all(self, strategy, adapter, optimizer, apply_fn=None, reduce=None,
+                   indices=None):
+        """Cross-replica: one apply per replica (of the variables at
+        ``indices``; nothing where none), then the resets. ``reduce``
         (Horovod's, see ``horovod_support``): the one all-reduce across
         ranks, of the accumulated gradient."""
         divisor = None
@@ -712,7 +779,8 @@ class GradientAccumulator(tf.Module):
             # same update as no weights.
             divisor = (tf.identity(self._weight_total.read_value())
                        / float(strategy.num_replicas_in_sync))
-        indices = sorted(self._plain.seen)
+        if indices is None:
+            indices = sorted(self._plain.seen)
         variables = self._plain.variables
 
         def replica_apply():
@@ -759,7 +827,9 @@ class GradientAccumulator(tf.Module):
             if reduce is not None:
                 grads = list(reduce(grads, applied_vars))
             grads_and_vars = list(zip(grads, applied_vars))
-            if apply_fn is not None:
+            if not grads_and_vars:  # no variable got a gradient this cycle
+                applied = None
+            elif apply_fn is not None:
                 applied = apply_fn(grads_and_vars)
             else:
                 applied = adapter.apply(optimizer, grads_and_vars)
@@ -785,6 +855,17 @@ class GradientAccumulator(tf.Module):
             for part in components(v):
                 ops.append(part.assign(tf.zeros_like(part)))
         return ops
+
+
+#: Variables whose presence in a cycle a graph decides by tf.cond, at most:
+#: one branch (one apply) per subset of them.
+_MAX_GUARDED = 3
+_MIXED_NONE = (
+    "%d variables may get no gradient in a cycle (more than %d: %s): in a graph or "
+    "tf.function the apply leaves them all out when none of them got one, and passes "
+    "all of them otherwise, zeros for those that got none (an optimizer with momentum "
+    "then still moves those). Eagerly, and for up to %d such variables, only the ones "
+    "without a gradient are left out.")
 
 
 _TF1_COLLECTIVES = (

@@ -14,7 +14,7 @@ import warnings
 
 from gradacc_compat import compat
 
-__all__ = ["AccumulationWarning", "batch_dependent_layers", "explain", "first_use"]
+__all__ = ["AccumulationWarning", "batch_dependent_layers", "explain", "first_use", "warn_once"]
 
 LOG = logging.getLogger("gradacc_compat")
 
@@ -144,3 +144,13 @@ def first_use(owner, variables, steps, strategy):
             "what steps suggests. gac.steps_for_effective_batch(target, per_replica_batch, "
             "replicas=%d) gives steps for a target.", replicas, steps, replicas * steps,
             replicas, steps, replicas, replicas)
+
+
+def warn_once(owner, key, message):
+    """``message`` as an :class:`AccumulationWarning`, once per ``owner``
+    (an accumulator's shared state) and ``key``."""
+    said = owner.__dict__.setdefault("_gac_warned", set())
+    if key in said:
+        return
+    said.add(key)
+    warnings.warn("gradacc_compat: " + message, AccumulationWarning, stacklevel=3)

@@ -279,3 +279,69 @@ def test_autograph_does_not_rewrite_the_accumulator(caller, capsys):
     H.make_optimizer("v1" if caller == "accumulator" else family, "adam", LR).apply_gradients(
         [(tf.constant([2.0, 3.0]), reference)])
     np.testing.assert_allclose(variable.numpy(), reference.numpy(), rtol=1e-6)
+
+
+# Cycles of two micro-batches over variables (a, b): gradients fed, None
+# where a variable gets none. Cycle 2 gives b nothing (b and its slots must
+# not move: before, it got a zero gradient and momentum / Adam moved it);
+# cycle 3 gives each a gradient in one micro-step (the mean over the cycle).
+NONE_CYCLES = [
+    [([1.0, 2.0], [3.0]), ([3.0, 0.0], [1.0])],
+    [([2.0, 2.0], None), ([0.0, 4.0], None)],
+    [([1.0, -1.0], None), (None, [5.0])],
+]
+
+
+def _cycle_means(cycle):
+    """The big batch's mean gradient per variable, None where none came."""
+    means = []
+    for k in range(2):
+        got = [np.array(g[k], "float32") for g in cycle if g[k] is not None]
+        means.append(None if not got else sum(got) / float(len(cycle)))
+    return means
+
+
+@pytest.mark.parametrize("opt_name", ["momentum", "adam"])
+@pytest.mark.parametrize("family", H.FAMILIES)
+def test_variable_without_gradient_in_a_cycle_is_not_applied(mode, distributed, family,
+                                                              opt_name):
+    available, reason = H.family_available(family)
+    if not available:
+        pytest.skip(reason)
+    if mode == "graph" and not families.adapter_for(
+            H.make_optimizer(family, "sgd")).works_in_graph:
+        pytest.skip("this Keras optimizer family refuses TF1 graphs (tested in test_equivalence)")
+    initial = [np.array([0.5, -0.5], "float32"), np.array([1.0], "float32")]
+
+    def make():
+        return [tf.compat.v1.Variable(v, name=n, use_resource=True)
+                for v, n in zip(initial, ("a", "b"))]
+
+    with H.Harness(mode) as ref:  # the big batch: plain applies of the means
+        ref_vars, ref_opt = make(), H.make_optimizer(family, opt_name, 0.1)
+        for cycle in NONE_CYCLES:
+            means = _cycle_means(cycle)
+            pairs = [(tf.constant(m), v) for m, v in zip(means, ref_vars) if m is not None]
+            ref.run(lambda pairs=pairs: ref_opt.apply_gradients(pairs))
+        expected = ref.values(ref_vars + H.optimizer_state(ref_opt, ref_vars))
+
+    with H.Harness(mode, distributed) as env:
+        variables, opt = make(), H.make_optimizer(family, opt_name, 0.1)
+        acc = gac.GradientAccumulator(steps=2)
+        scale = 1.0 / env.replicas  # the replicas' sum is the gradient fed
+        zeros = (np.zeros(2, "float32"), np.zeros(1, "float32"))
+        runs = {
+            (True, True): env.compile(
+                lambda a, b: acc.step(opt, [a * scale, b * scale], variables), *zeros),
+            (True, False): env.compile(
+                lambda a, b: acc.step(opt, [a * scale, None], variables), *zeros),
+            (False, True): env.compile(
+                lambda a, b: acc.step(opt, [None, b * scale], variables), *zeros),
+        }
+        for cycle in NONE_CYCLES:
+            for ga, gb in cycle:
+                runs[(ga is not None, gb is not None)](
+                    np.array(ga if ga is not None else [0.0, 0.0], "float32"),
+                    np.array(gb if gb is not None else [0.0], "float32"))
+        got = env.values(variables + H.optimizer_state(opt, variables))
+    H.assert_close(got, expected, "weights and optimizer state", rtol=1e-5, atol=1e-6)
