@@ -725,15 +725,18 @@ class GradientAccumulator(tf.Module):
         by ``tf.cond`` on their flags, one branch per possible subset (up to
         ``_MAX_GUARDED`` of them; beyond, all or none)."""
         seen = sorted(self._plain.seen)
+        # Each replica's flags, read where they are: an aggregated read of
+        # the variable would be one more all-reduce per effective step.
+        parts = [_read(p) for p in compat.local_results(strategy, self._present)]
         if tf.executing_eagerly():
-            flags = self._present.read_value().numpy()
+            flags = sum(p.numpy() for p in parts)
             return self._apply_all(strategy, adapter, optimizer, apply_fn, reduce,
                                    [i for i in seen if flags[i] > 0])
         guarded = [i for i in guarded if i in self._plain.seen]
         always = [i for i in seen if i not in guarded]
         if not guarded:
             return self._apply_all(strategy, adapter, optimizer, apply_fn, reduce, always)
-        present = self._present.read_value()
+        present = tf.add_n(parts) if len(parts) > 1 else parts[0]
         flags = [tf.greater(present[i], 0.0) for i in guarded]
 
         def apply(chosen):

@@ -21,7 +21,7 @@ import contextlib
 import copy
 import importlib
 
-from gradacc_compat import compat, families, horovod_support, tf1_collectives
+from gradacc_compat import audit, compat, families, fit_batch, horovod_support, tf1_collectives
 from gradacc_compat._checks import check_reduction, check_steps
 from gradacc_compat.accumulator import GradientAccumulator, once_per_strategy
 from gradacc_compat.compat import tf
@@ -224,6 +224,14 @@ class _AccumulatingBase(object):
     def _gac_attach(self, acc):
         object.__setattr__(self, "_gac_accumulator", acc)
         self._track_trackable(acc, name="gradient_accumulator")
+
+
+_NO_BATCH_SIZE = (
+    "Keras fit calls this wrapped optimizer, but the micro-batch it trains was not "
+    "found (no train_step(self, data) on the stack): every micro-batch counts alike, "
+    "so a short last batch of an epoch weighs as much as a full one, unlike in the big "
+    "batch. Use batch sizes that divide the data, drop the remainder "
+    "(dataset.batch(b, drop_remainder=True)), or keep train_step's `data` argument.")
 
 
 _SYNC_REPLICAS = (
@@ -472,8 +480,15 @@ class _KerasMixin(_AccumulatingBase):
         def apply_fn(accumulated):
             return self._gac_apply_inner(accumulated, *args, **kwargs)
         acc = self._gac_get_accumulator()
-        result = acc._step(self, list(grads), list(variables), apply_fn=apply_fn,
-                           reduce=self.__dict__.get("_gac_reduce"))
+        weight = None
+        if acc.reduction == "mean":
+            # Each micro-batch counts for its examples: a short last batch
+            # weighs what it holds, as in the big batch.
+            weight, under_fit = fit_batch.example_count()
+            if weight is None and under_fit:
+                audit.warn_once(self, "batch size", _NO_BATCH_SIZE)
+        result = acc._step(self, list(grads), list(variables), weight=weight,
+                           apply_fn=apply_fn, reduce=self.__dict__.get("_gac_reduce"))
         compat.keras_track_graph_variables(acc.variables)
         self._gac_register_state()
         return result
