@@ -727,16 +727,15 @@ class GradientAccumulator(tf.Module):
         seen = sorted(self._plain.seen)
         # Each replica's flags, read where they are: an aggregated read of
         # the variable would be one more all-reduce per effective step.
-        parts = [_read(p) for p in compat.local_results(strategy, self._present)]
+        present = _local_sum(strategy, self._present)
         if tf.executing_eagerly():
-            flags = sum(p.numpy() for p in parts)
+            flags = present.numpy()
             return self._apply_all(strategy, adapter, optimizer, apply_fn, reduce,
                                    [i for i in seen if flags[i] > 0])
         guarded = [i for i in guarded if i in self._plain.seen]
         always = [i for i in seen if i not in guarded]
         if not guarded:
             return self._apply_all(strategy, adapter, optimizer, apply_fn, reduce, always)
-        present = tf.add_n(parts) if len(parts) > 1 else parts[0]
         flags = [tf.greater(present[i], 0.0) for i in guarded]
 
         def apply(chosen):
@@ -777,10 +776,11 @@ class GradientAccumulator(tf.Module):
         ranks, of the accumulated gradient."""
         divisor = None
         if self._reduction == "mean" and self._plain.weighted:
-            # The SUM read of the replica-local totals, divided by the replica
-            # count: weight=None counts 1 per call, so equal weights give the
-            # same update as no weights.
-            divisor = (tf.identity(self._weight_total.read_value())
+            # The replica-local totals summed, divided by the replica count:
+            # weight=None counts 1 per call, so equal weights give the same
+            # update as no weights. Each is read where it is (an aggregated
+            # read would be one more all-reduce per effective step).
+            divisor = (_local_sum(strategy, self._weight_total)
                        / float(strategy.num_replicas_in_sync))
         if indices is None:
             indices = sorted(self._plain.seen)
@@ -969,6 +969,13 @@ def _clear_marked(accum, rows):
     shape = tf.concat([count, tf.shape(accum, out_type=tf.int32)[1:]], 0)
     return [tf.compat.v1.scatter_update(accum, marked, tf.zeros(shape, accum.dtype)),
             tf.compat.v1.scatter_update(rows, marked, tf.zeros(count, tf.float32))]
+
+
+def _local_sum(strategy, variable):
+    """The sum of a replica-local variable's components, each read on its
+    own device: no collective op (cross-replica context)."""
+    parts = [_read(p) for p in compat.local_results(strategy, variable)]
+    return tf.add_n(parts) if len(parts) > 1 else tf.identity(parts[0])
 
 
 def _where(pred, value):
