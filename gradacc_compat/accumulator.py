@@ -423,6 +423,16 @@ class GradientAccumulator(tf.Module):
             if not (hasattr(v, "assign") and hasattr(v, "shape") and hasattr(v, "dtype")):
                 raise TypeError("Expected variables, received %r (type %s) in `variables`."
                                 % (v, type(v).__name__))
+        arguments = compat.passed_as_arguments(variables)
+        if arguments:
+            raise ValueError(
+                "GradientAccumulator received variables (%s) that are arguments of the "
+                "tf.function being traced. TensorFlow %s reuses such a trace for other "
+                "variables of the same shapes, and the accumulator's checks run only while "
+                "tracing: another variable list would then receive this list's pending "
+                "gradients. Use the variables from the function's closure (e.g. "
+                "model.trainable_variables inside the function) instead of passing them in."
+                % (names(arguments), compat.TF_VERSION_STRING))
         known = self._plain.variables
         if known is not None and (len(known) != len(variables)
                                   or any(a is not b for a, b in zip(known, variables))):

@@ -267,6 +267,20 @@ def get_strategy():
     return tf.distribute.get_strategy()
 
 
+def passed_as_arguments(variables):
+    """The variables among ``variables`` that the ``tf.function`` being
+    traced received as arguments, not from its closure. TF 2.x releases that
+    trace variables by type (2.21 seen; 2.4 retraces per variable instead)
+    list such a variable's external handle among the function graph's
+    inputs, and reuse the trace for other variables of the same shapes and
+    dtypes; a variable from the closure is captured, not an input."""
+    graph = tf.compat.v1.get_default_graph()
+    if tf.executing_eagerly() or not getattr(graph, "building_function", False):
+        return []
+    inputs = set(id(t) for t in graph.inputs)
+    return [v for v in variables if id(getattr(v, "handle", None)) in inputs]
+
+
 def in_cross_replica_context():
     return tf.distribute.in_cross_replica_context()
 

@@ -278,3 +278,28 @@ def test_shape_known_only_at_run_time_checked_before_any_write(mode):
         after = (h.value(acc2.gradients[0]).tolist(), h.value(acc2.gradients[1]).tolist(),
                  int(h.value(acc2.micro_step)))
         assert after == before
+
+
+def test_variables_passed_to_a_tf_function_as_arguments():
+    """f([a, b]) then f([a, c]): TF reused the trace, the variable-list
+    check never ran, and b's pending gradient was applied to c. Refused
+    where TF shares the trace; where it retraces per variable, the
+    variable-list check refuses the second list."""
+    if not (compat.HAS_TF_FUNCTION and tf.executing_eagerly()):
+        pytest.skip("no tf.function in eager mode here")
+    a = tf.Variable([0.0, 0.0], name="a")
+    b = tf.Variable([0.0], name="b")
+    c = tf.Variable([0.0], name="c")
+    opt = H.make_optimizer("v1", "sgd", 1.0)
+    acc = gac.GradientAccumulator(steps=2)
+    step = tf.function(lambda vs: acc.step(opt, [tf.ones(2), tf.ones(1)], vs))
+    try:
+        step([a, b])
+    except ValueError as err:  # shared traces: refused at once
+        assert "arguments of the tf.function" in str(err)
+        assert "closure" in str(err)
+        assert not acc.built
+        return
+    with pytest.raises(ValueError, match="built for 2 variables"):
+        step([a, c])
+    assert c.numpy().tolist() == [0.0]
