@@ -713,9 +713,10 @@ class GradientAccumulator(tf.Module):
                 with tf.init_scope(), compat.strategy_scope(strategy), \
                         compat.direct_variables():
                     adapter.prepare(optimizer, used)
-            applied = _cond(applies,
-                            lambda: self._apply_present(strategy, adapter, optimizer, apply_fn,
-                                                        reduce, guarded))
+            with self._apply_placement():
+                applied = _cond(applies,
+                                lambda: self._apply_present(strategy, adapter, optimizer,
+                                                            apply_fn, reduce, guarded))
             if not tf.executing_eagerly() and _is_default(strategy):
                 compat.run_as_call(applied)  # the untaken apply: one call, not ~100 dead ops
             return applied
@@ -764,6 +765,20 @@ class GradientAccumulator(tf.Module):
             return _cond(flags[j], lambda: branch(j + 1, chosen + [guarded[j]]),
                          lambda: branch(j + 1, chosen))
         return branch(0, [])
+
+    def _apply_placement(self):
+        """Where the apply's ``tf.cond`` goes. Between-graph replication (the
+        accumulator on a cluster task, under a ``replica_device_setter``) in
+        TF2 control flow: on no device, so that colocation places the
+        branch's ops. A TF2 cond is a function call; when TF inlines it,
+        the body's ops take the call's device (this worker's) beside the
+        optimizer's colocation with its variables on the ps, which TF
+        2.4-2.11 refuse without soft placement ("Cannot colocate nodes ...
+        incompatible jobs"). Elsewhere the scope stays (a replica's device).
+        """
+        if self._plain.device is None or compat.TF1 or tf.executing_eagerly():
+            return compat.nullcontext()
+        return tf.compat.v1.device(None)
 
     def _present_writes(self, gradients, first):
         """This micro-batch's flags (1 for a gradient, 0 for None): the

@@ -28,14 +28,18 @@ def data(worker):
     return H.make_data(K * N * B, seed=7 + worker)
 
 
-def main(out):
+def main(out, placement="soft"):
+    """``placement``: "soft" sets ``allow_soft_placement`` on the server and
+    the session; "strict" leaves TF's default, as the README's example does."""
+    soft = placement == "soft"
     if compat.eager_by_default():
         tf.compat.v1.disable_eager_execution()  # TF2: this is TF1 graph code
     config = json.loads(os.environ["TF_CONFIG"])
     task, index = config["task"]["type"], config["task"]["index"]
     spec = tf.train.ClusterSpec(config["cluster"])
-    server = tf.distribute.Server(spec, job_name=task, task_index=index,
-                                  config=tf.compat.v1.ConfigProto(allow_soft_placement=True))
+    server = tf.distribute.Server(
+        spec, job_name=task, task_index=index,
+        config=tf.compat.v1.ConfigProto(allow_soft_placement=True) if soft else None)
     if task == "ps":
         server.join()
         return
@@ -53,7 +57,8 @@ def main(out):
     # Each worker talks to the ps and itself only: without the filter a
     # session waits for every task of the cluster, so a worker that starts
     # after the chief has finished and exited waits forever.
-    config = tf.compat.v1.ConfigProto(device_filters=["/job:ps", "/job:worker/task:%d" % index])
+    config = tf.compat.v1.ConfigProto(device_filters=["/job:ps", "/job:worker/task:%d" % index],
+                                      allow_soft_placement=soft)
     with tf.compat.v1.train.MonitoredTrainingSession(master=server.target, config=config,
                                                      is_chief=index == 0) as sess:
         for i in range(0, len(x), B):
@@ -64,4 +69,4 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:])
