@@ -12,7 +12,7 @@ from gradacc_compat.compat import tf
 #: The largest ``steps`` accepted: far beyond any real cycle, far from int64's end.
 MAX_STEPS = 2 ** 31 - 1
 
-__all__ = ["MAX_STEPS", "check_reduction", "check_sequence", "check_steps", "check_gradient", "check_weight", "runtime_checks", "clean_name", "names"]
+__all__ = ["MAX_STEPS", "NONFINITE", "check_nonfinite", "finite_checked", "check_reduction", "check_sequence", "check_steps", "check_gradient", "check_weight", "runtime_checks", "clean_name", "names"]
 
 
 def check_steps(steps):
@@ -37,6 +37,43 @@ def check_reduction(reduction):
         raise ValueError('`reduction` must be "mean" or "sum". Received: reduction=%r.'
                          % (reduction,))
     return reduction
+
+
+#: What ``nonfinite=`` accepts: what a cycle with an inf/NaN gradient does.
+NONFINITE = ("apply", "skip", "raise")
+
+
+def check_nonfinite(nonfinite):
+    """``nonfinite`` if it is one of :data:`NONFINITE`, else a ``ValueError``."""
+    if nonfinite not in NONFINITE:
+        raise ValueError('`nonfinite` must be "apply" (what the big batch does), "skip" (drop '
+                         'the cycle) or "raise" (refuse the micro-batch). Received: '
+                         'nonfinite=%r.' % (nonfinite,))
+    return nonfinite
+
+
+def finite_checked(gradients, variables):
+    """``(gradients, checks)``: each gradient through ``tf.debugging.
+    check_numerics`` (eagerly it raises ``InvalidArgumentError`` at once;
+    in a graph the caller makes the writes wait for the checks)."""
+    checks, out = [], []
+    for grad, variable in zip(gradients, variables):
+        if grad is None:
+            out.append(None)
+            continue
+        sparse = isinstance(grad, tf.IndexedSlices)
+        values = grad.values if sparse else grad
+        if not tf.as_dtype(values.dtype).is_floating:
+            out.append(grad)
+            continue
+        checked = tf.debugging.check_numerics(
+            values, "gradacc_compat: nonfinite='raise': the gradient for variable %s holds "
+                    "inf or NaN; nothing was accumulated" % (clean_name(variable),))
+        if not tf.executing_eagerly():
+            checks.append(checked.op)
+        out.append(tf.IndexedSlices(checked, grad.indices, grad.dense_shape) if sparse
+                   else checked)
+    return out, checks
 
 
 def check_sequence(value, what, example):

@@ -4,9 +4,9 @@ from __future__ import absolute_import, division, print_function
 import numbers
 
 from gradacc_compat import audit, compat, compact_rows, families, horovod_support
-from gradacc_compat._checks import (check_gradient, check_reduction, check_sequence,
-                                    check_steps, check_weight, clean_name, names,
-                                    runtime_checks)
+from gradacc_compat._checks import (check_gradient, check_nonfinite, check_reduction,
+                                    check_sequence, check_steps, check_weight, clean_name,
+                                    finite_checked, names, runtime_checks)
 from gradacc_compat.compat import tf
 
 __all__ = ["GradientAccumulator"]
@@ -124,18 +124,27 @@ class GradientAccumulator(tf.Module):
       reduction: ``"mean"`` (default) applies the (weighted) mean of the
         cycle's gradients; ``"sum"`` applies their sum.
       name: name for the accumulator's variables.
+      nonfinite: what a cycle whose gradients hold inf or NaN does:
+        ``"apply"`` (default: what the big batch does, the values reach the
+        optimizer), ``"skip"`` (the whole cycle is dropped, as a
+        LossScaleOptimizer drops a step; counted in ``skipped``) or
+        ``"raise"`` (the micro-step raises ``InvalidArgumentError`` before
+        any state changes).
 
     Raises:
-      TypeError, ValueError: ``steps`` is not an int >= 1, or ``reduction`` is
-        not ``"mean"`` or ``"sum"``.
+      TypeError, ValueError: ``steps`` is not an int from 1 to 2**31 - 1,
+        ``reduction`` is not ``"mean"`` or ``"sum"``, or ``nonfinite`` not
+        one of the three.
     """
 
-    def __init__(self, steps, reduction="mean", name="gradient_accumulator"):
+    def __init__(self, steps, reduction="mean", name="gradient_accumulator", nonfinite="apply"):
         steps = check_steps(steps)
         check_reduction(reduction)
+        check_nonfinite(nonfinite)
         super(GradientAccumulator, self).__init__(name=name)
         self._steps = steps
         self._reduction = reduction
+        self._nonfinite = nonfinite
         strategy = compat.get_strategy()
 
         def create():
@@ -144,10 +153,12 @@ class GradientAccumulator(tf.Module):
                 return (plain,
                         plain.variable("micro_step", [], tf.int64, _AGG.ONLY_FIRST_REPLICA),
                         plain.variable("iterations", [], tf.int64, _AGG.ONLY_FIRST_REPLICA),
-                        plain.variable("weight_total", [], tf.float32, _AGG.SUM))
+                        plain.variable("weight_total", [], tf.float32, _AGG.SUM),
+                        plain.variable("skipped", [], tf.int64, _AGG.ONLY_FIRST_REPLICA)
+                        if nonfinite == "skip" else None)
 
         (self._plain, self._micro_step, self._iterations,
-         self._weight_total) = once_per_strategy(create)
+         self._weight_total, self._skipped) = once_per_strategy(create)
         self._accums = None
         self._rows = None
         self._compact = None
@@ -155,7 +166,8 @@ class GradientAccumulator(tf.Module):
     def get_config(self):
         """The constructor's arguments: ``from_config(get_config())`` makes
         an equal, empty accumulator (a checkpoint carries the state)."""
-        return {"steps": self._steps, "reduction": self._reduction, "name": self.name}
+        return {"steps": self._steps, "reduction": self._reduction, "name": self.name,
+                "nonfinite": self._nonfinite}
 
     @classmethod
     def from_config(cls, config):
@@ -171,13 +183,29 @@ class GradientAccumulator(tf.Module):
         return self._reduction
 
     @property
+    def nonfinite(self):
+        """What a cycle with an inf/NaN gradient does: "apply" (the big
+        batch's result), "skip" (dropped, counted in :attr:`skipped`) or
+        "raise" (the micro-step raises before any state changes)."""
+        return self._nonfinite
+
+    @property
+    def skipped(self):
+        """Cycles dropped for inf/NaN (``nonfinite="skip"``: an int64
+        variable; else None)."""
+        return self._skipped
+
+    @property
     def micro_step(self):
         """Micro-batches pending in this cycle (an int64 variable)."""
         return self._micro_step
 
     @property
     def iterations(self):
-        """Effective (applied) steps so far (an int64 variable)."""
+        """Cycles handed to the optimizer so far (an int64 variable): its
+        effective steps, except that a LossScaleOptimizer may still skip one
+        (its own ``iterations`` then lags); cycles dropped by
+        ``nonfinite="skip"`` are counted in :attr:`skipped`, not here."""
         return self._iterations
 
     @property
@@ -451,6 +479,9 @@ class GradientAccumulator(tf.Module):
                 % (len(variables), names(variables)))
         weight = check_weight(weight)
         checked, checks = runtime_checks(checked, variables, weight)
+        if self._nonfinite == "raise":
+            checked, finite = finite_checked(checked, variables)
+            checks = checks + finite
         return checked, variables, weight, checks
 
     def _state_variables(self):
@@ -459,8 +490,10 @@ class GradientAccumulator(tf.Module):
         row marks of the sparse variables (in the model variables' order)."""
         compact = [v for _, part in sorted(self._plain.compact.items()) for v in part.variables()]
         present = [self._present] if self._accums is not None else []
+        skipped = [self._skipped] if self._skipped is not None else []
         return (list(self._accums or []) + [self._micro_step, self._iterations,
-                                            self._weight_total] + present + self._marks()
+                                            self._weight_total] + skipped + present
+                + self._marks()
                 + ([self._plain.slots] if compact else []) + compact)
 
     def _marks(self):
@@ -735,6 +768,36 @@ class GradientAccumulator(tf.Module):
         variables in ``guarded`` (those that may have got none) are decided
         by ``tf.cond`` on their flags, one branch per possible subset (up to
         ``_MAX_GUARDED`` of them; beyond, all or none)."""
+        if self._nonfinite == "skip":
+            finite = self._all_finite(strategy)
+            return _cond(finite, lambda: self._apply_present_now(
+                strategy, adapter, optimizer, apply_fn, reduce, guarded),
+                lambda: self._drop_cycle(strategy))
+        return self._apply_present_now(strategy, adapter, optimizer, apply_fn, reduce, guarded)
+
+    def _all_finite(self, strategy):
+        """Whether every replica's pending sums are finite: each component
+        read where it is (no collective), one answer for all replicas."""
+        parts = []
+        for i in sorted(self._plain.seen):
+            for accum in compat.local_results(strategy, self._accums[i]):
+                parts.append(tf.reduce_all(tf.math.is_finite(_read(accum))))
+            if i in self._plain.compact:
+                values = self._plain.compact[i].values
+                parts.append(tf.reduce_all(tf.math.is_finite(_read(values))))
+        return tf.reduce_all(tf.stack(parts))
+
+    def _drop_cycle(self, strategy):
+        """``nonfinite="skip"``: the cycle's counters reset on every replica,
+        nothing applied, one more skipped cycle."""
+        def replica_drop():
+            resets = self._reset_ops(lambda v: (self._local(v),))
+            resets.append(self._local(self._skipped).assign_add(1))
+            return tf.group(*resets)
+        result = strategy.extended.call_for_each_replica(replica_drop)
+        return tf.group(*compat.local_results(strategy, result))
+
+    def _apply_present_now(self, strategy, adapter, optimizer, apply_fn, reduce, guarded):
         seen = sorted(self._plain.seen)
         # Each replica's flags, read where they are: an aggregated read of
         # the variable would be one more all-reduce per effective step.

@@ -22,13 +22,13 @@ import copy
 import importlib
 
 from gradacc_compat import audit, compat, families, fit_batch, horovod_support, tf1_collectives
-from gradacc_compat._checks import check_reduction, check_steps
+from gradacc_compat._checks import check_nonfinite, check_reduction, check_steps
 from gradacc_compat.accumulator import GradientAccumulator, once_per_strategy
 from gradacc_compat.compat import tf
 
 __all__ = ["wrap", "keras_custom_objects", "flush_at_epoch_end", "AccumulatingOptimizerV1"]
 
-_OPTIONS = ("reduction", "name")
+_OPTIONS = ("reduction", "name", "nonfinite")
 # Arguments users pass to wrap() that belong to the optimizer being wrapped.
 _INNER_ARGUMENTS = (
     "learning_rate", "lr", "clipnorm", "clipvalue", "global_clipnorm",
@@ -56,8 +56,9 @@ def wrap(optimizer, steps, **options):
         (OptimizerV2 / legacy, the TF 2.11-2.15 optimizer, Keras 3) that has
         not been used yet.
       steps: micro-batches per applied update, an int >= 1.
-      **options: ``reduction`` ("mean" or "sum") and ``name``; anything else
-        belongs on the optimizer being wrapped.
+      **options: ``reduction`` ("mean" or "sum"), ``name`` and ``nonfinite``
+        ("apply", "skip" or "raise": see ``GradientAccumulator``); anything
+        else belongs on the optimizer being wrapped.
 
     Returns:
       An optimizer of the same family. ``iterations`` / ``global_step``
@@ -164,11 +165,13 @@ def _check_options(optimizer, options):
                 "and wrap that." % (key, options[key], key, _describe(optimizer), key))
         raise TypeError("gac.wrap() got an unexpected option %r (accepted: %s). Received "
                         "optimizer %s." % (key, ", ".join(_OPTIONS), _describe(optimizer)))
-    if "reduction" in options:
-        try:
+    try:
+        if "reduction" in options:
             check_reduction(options["reduction"])
-        except ValueError as err:
-            raise ValueError("gac.wrap: %s Wrapping %s." % (err, _describe(optimizer)))
+        if "nonfinite" in options:
+            check_nonfinite(options["nonfinite"])
+    except ValueError as err:
+        raise ValueError("gac.wrap: %s Wrapping %s." % (err, _describe(optimizer)))
 
 
 def _has_state(optimizer):
@@ -256,11 +259,11 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
     steps, and LR schedules on ``global_step`` see effective steps).
     """
 
-    def __init__(self, optimizer, steps, reduction="mean", name=None):
+    def __init__(self, optimizer, steps, reduction="mean", name=None, nonfinite="apply"):
         super(AccumulatingOptimizerV1, self).__init__(
             use_locking=False, name=name or "Accumulating" + optimizer.get_name())
         self._gac_inner = optimizer
-        self._gac_setup(steps, {"reduction": reduction})
+        self._gac_setup(steps, {"reduction": reduction, "nonfinite": nonfinite})
         self._track_trackable(optimizer, name="inner_optimizer")
 
     @property

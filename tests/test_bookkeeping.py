@@ -345,3 +345,39 @@ def test_variable_without_gradient_in_a_cycle_is_not_applied(mode, distributed, 
                     np.array(gb if gb is not None else [0.0], "float32"))
         got = env.values(variables + H.optimizer_state(opt, variables))
     H.assert_close(got, expected, "weights and optimizer state", rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("policy", ["apply", "skip", "raise"])
+def test_nonfinite_policy(env, policy):
+    """A cycle with a NaN: "apply" is the big batch's result (NaN in the
+    weights); "skip" drops the whole cycle (counted, counters reset, the
+    next cycle starts clean); "raise" refuses the micro-batch before any
+    state changes."""
+    var = tf.compat.v1.Variable(np.zeros(2, "float32"), name="w", use_resource=True)
+    opt = H.make_optimizer("v1", "sgd", 1.0)
+    acc = gac.GradientAccumulator(steps=2, nonfinite=policy)
+    assert acc.get_config()["nonfinite"] == policy
+    run = env.compile(lambda g: acc.step(opt, [g / float(env.replicas)], [var]),
+                      np.zeros(2, "float32"))
+    for g in ([1.0, 1.0], [3.0, 3.0]):
+        run(np.array(g, "float32"))
+    np.testing.assert_allclose(env.value(var), [-2.0, -2.0])
+    bad = np.array([np.nan, 1.0], "float32")
+    if policy == "raise":
+        with pytest.raises(tf.errors.InvalidArgumentError, match="inf or NaN"):
+            run(bad)
+        assert int(env.value(acc.micro_step)) == 0
+        np.testing.assert_allclose(env.value(acc.gradients[0]), [0.0, 0.0])
+    else:
+        run(bad)
+        run(np.array([1.0, 1.0], "float32"))
+        if policy == "apply":
+            assert np.isnan(env.value(var)[0]) and env.value(var)[1] == -3.0
+            return
+        np.testing.assert_allclose(env.value(var), [-2.0, -2.0])
+        assert int(env.value(acc.skipped)) == 1
+        assert int(env.value(acc.micro_step)) == 0 and int(env.value(acc.iterations)) == 1
+    for g in ([1.0, 1.0], [1.0, 1.0]):
+        run(np.array(g, "float32"))
+    np.testing.assert_allclose(env.value(var), [-3.0, -3.0])
+    assert int(env.value(acc.iterations)) == 2

@@ -35,6 +35,13 @@ def test_bad_reduction():
         gac.GradientAccumulator(steps=2, reduction="median")
 
 
+def test_bad_nonfinite_policy():
+    with pytest.raises(ValueError, match="nonfinite='ignore'"):
+        gac.GradientAccumulator(steps=2, nonfinite="ignore")
+    with pytest.raises(ValueError, match="nonfinite='ignore'"):
+        gac.wrap(tf.compat.v1.train.GradientDescentOptimizer(0.1), 2, nonfinite="ignore")
+
+
 def test_numpy_integer_steps_are_accepted():
     assert gac.GradientAccumulator(steps=np.int64(3)).steps == 3
 

@@ -51,14 +51,14 @@ def test_every_wrap_option_round_trips_through_from_config(family):
     if not available:
         pytest.skip(reason)
     wrapper = gac.wrap(H.make_optimizer(family, "sgd", 1.0), 2, reduction="sum",
-                       name="summing")
+                       name="summing", nonfinite="skip")
     config = wrapper.get_config()
-    assert (config["gac_steps"], config["gac_reduction"], config["gac_name"]) == \
-        (2, "sum", "summing")
+    assert (config["gac_steps"], config["gac_reduction"], config["gac_name"],
+            config["gac_nonfinite"]) == (2, "sum", "summing", "skip")
     rebuilt = type(wrapper).from_config(config)
     assert rebuilt.get_config() == config
     acc = rebuilt.accumulator
-    assert (acc.steps, acc.reduction, acc.name) == (2, "sum", "summing")
+    assert (acc.steps, acc.reduction, acc.name, acc.nonfinite) == (2, "sum", "summing", "skip")
     if compat.eager_by_default():  # and it acts on it: the sum is applied
         var = tf.Variable(np.zeros(2, "float32"))
         for grad in ([1.0, 1.0], [3.0, 3.0]):
@@ -67,9 +67,9 @@ def test_every_wrap_option_round_trips_through_from_config(family):
 
 
 def test_accumulator_options_round_trip_through_its_config():
-    acc = gac.GradientAccumulator(steps=3, reduction="sum", name="acc3")
+    acc = gac.GradientAccumulator(steps=3, reduction="sum", name="acc3", nonfinite="raise")
     config = acc.get_config()
-    assert config == {"steps": 3, "reduction": "sum", "name": "acc3"}
+    assert config == {"steps": 3, "reduction": "sum", "name": "acc3", "nonfinite": "raise"}
     assert gac.GradientAccumulator.from_config(config).get_config() == config
 
 
