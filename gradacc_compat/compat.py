@@ -273,12 +273,31 @@ def passed_as_arguments(variables):
     trace variables by type (2.21 seen; 2.4 retraces per variable instead)
     list such a variable's external handle among the function graph's
     inputs, and reuse the trace for other variables of the same shapes and
-    dtypes; a variable from the closure is captured, not an input."""
+    dtypes; a variable from the closure is captured, not an input. (A
+    closure variable of the same shape and dtype as a variable argument is
+    counted as one: the signature names no variable.)"""
     graph = tf.compat.v1.get_default_graph()
     if tf.executing_eagerly() or not getattr(graph, "building_function", False):
         return []
     inputs = set(id(t) for t in graph.inputs)
-    return [v for v in variables if id(getattr(v, "handle", None)) in inputs]
+    # 2.11 lists no handle there, but the trace's signature has a
+    # VariableSpec (shape, dtype) for each variable argument.
+    try:
+        signature = tf.nest.flatten(getattr(graph, "structured_input_signature", None) or ())
+    except (TypeError, ValueError):
+        signature = []
+    specs = [(tuple(tf.TensorShape(s.shape).as_list()), tf.as_dtype(s.dtype))
+             for s in signature if type(s).__name__ == "VariableSpec"
+             and tf.TensorShape(s.shape).rank is not None]
+
+    def spec_of(variable):
+        shape = tf.TensorShape(variable.shape)
+        if shape.rank is None:
+            return None
+        return tuple(shape.as_list()), tf.as_dtype(variable.dtype).base_dtype
+
+    return [v for v in variables
+            if id(getattr(v, "handle", None)) in inputs or spec_of(v) in specs]
 
 
 def in_cross_replica_context():
