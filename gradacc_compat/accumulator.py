@@ -768,12 +768,21 @@ class GradientAccumulator(tf.Module):
         variables in ``guarded`` (those that may have got none) are decided
         by ``tf.cond`` on their flags, one branch per possible subset (up to
         ``_MAX_GUARDED`` of them; beyond, all or none)."""
-        if self._nonfinite == "skip":
-            finite = self._all_finite(strategy)
-            return _cond(finite, lambda: self._apply_present_now(
-                strategy, adapter, optimizer, apply_fn, reduce, guarded),
-                lambda: self._drop_cycle(strategy))
-        return self._apply_present_now(strategy, adapter, optimizer, apply_fn, reduce, guarded)
+        def apply_now():
+            return self._apply_present_now(strategy, adapter, optimizer, apply_fn, reduce,
+                                           guarded)
+
+        def apply_finite():  # nonfinite="skip": a cycle with inf/NaN is dropped
+            return _cond(self._all_finite(strategy), apply_now,
+                         lambda: self._drop_cycle(strategy, skipped=True))
+
+        apply = apply_finite if self._nonfinite == "skip" else apply_now
+        if self._plain.weighted and self._reduction == "mean":
+            # A cycle whose weights are all zero holds no example: nothing
+            # to apply (a zero gradient would still move Adam's weights).
+            return _cond(tf.greater(_local_sum(strategy, self._weight_total), 0.0), apply,
+                         lambda: self._drop_cycle(strategy, skipped=False))
+        return apply()
 
     def _all_finite(self, strategy):
         """Whether every replica's pending sums are finite: each component
@@ -787,12 +796,13 @@ class GradientAccumulator(tf.Module):
                 parts.append(tf.reduce_all(tf.math.is_finite(_read(values))))
         return tf.reduce_all(tf.stack(parts))
 
-    def _drop_cycle(self, strategy):
-        """``nonfinite="skip"``: the cycle's counters reset on every replica,
-        nothing applied, one more skipped cycle."""
+    def _drop_cycle(self, strategy, skipped):
+        """The cycle's counters reset on every replica, nothing applied;
+        with ``skipped`` (``nonfinite="skip"``) one more skipped cycle."""
         def replica_drop():
             resets = self._reset_ops(lambda v: (self._local(v),))
-            resets.append(self._local(self._skipped).assign_add(1))
+            if skipped:
+                resets.append(self._local(self._skipped).assign_add(1))
             return tf.group(*resets)
         result = strategy.extended.call_for_each_replica(replica_drop)
         return tf.group(*compat.local_results(strategy, result))

@@ -381,3 +381,28 @@ def test_nonfinite_policy(env, policy):
         run(np.array(g, "float32"))
     np.testing.assert_allclose(env.value(var), [-3.0, -3.0])
     assert int(env.value(acc.iterations)) == 2
+
+
+def test_cycle_whose_weights_are_all_zero_applies_nothing(mode):
+    """Weights 0 and 0: no example in the cycle. A zero gradient was
+    applied, and Adam still moved the variable (its moments decay); now the
+    cycle ends with nothing applied, and the next cycle is exact."""
+    with H.Harness(mode) as h:
+        var = tf.compat.v1.Variable(np.zeros(2, "float32"), name="w", use_resource=True)
+        opt = H.make_optimizer("v1", "momentum", 0.5)
+        acc = gac.GradientAccumulator(steps=2)
+        run = h.compile(lambda g, w: acc.step(opt, [g], [var], weight=w),
+                        np.zeros(2, "float32"), np.float32(1.0))
+        run(np.array([1.0, 2.0], "float32"), np.float32(2.0))  # a first cycle that moves it
+        run(np.array([4.0, 2.0], "float32"), np.float32(2.0))
+        moved = h.value(var).copy()
+        np.testing.assert_allclose(moved, [-1.25, -1.0])
+        run(np.array([1.0, 1.0], "float32"), np.float32(0.0))
+        run(np.array([3.0, 3.0], "float32"), np.float32(0.0))
+        # Momentum's velocity would have moved it again by 0.9 * the last step.
+        np.testing.assert_allclose(h.value(var), moved)
+        assert int(h.value(acc.micro_step)) == 0
+        run(np.array([2.0, 2.0], "float32"), np.float32(1.0))
+        run(np.array([2.0, 2.0], "float32"), np.float32(3.0))
+        # velocity 0.9 * [2.5, 2] + [2, 2] = [4.25, 3.8]; lr 0.5
+        np.testing.assert_allclose(h.value(var), moved - 0.5 * np.array([4.25, 3.8]), rtol=1e-6)
