@@ -93,9 +93,10 @@ def run_cluster(module, args_for, workers=2, ps=0, deadline=240, env=None):
     return logs
 
 
-def run_command(argv, deadline=300, env=None):
+def run_command(argv, deadline=300, env=None, expect_exit=0):
     """Runs a launcher (``horovodrun`` ...) in a process group of its own;
-    kills that group at the deadline; raises with its output on failure."""
+    kills that group at the deadline; raises with its output when it hung
+    or exited with another status than ``expect_exit``."""
     log = tempfile.TemporaryFile()
     task_env = dict(os.environ, **(env or {}))
     task_env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [task_env.get("PYTHONPATH")] if p])
@@ -113,7 +114,7 @@ def run_command(argv, deadline=300, env=None):
     log.seek(0)
     text = log.read().decode("utf-8", "replace")
     log.close()
-    if hung or proc.returncode != 0:
+    if hung or proc.returncode != expect_exit:
         raise AssertionError("%s %s (exit %s):\n%s" % (
             argv[0], "hung past the %ds deadline" % deadline if hung else "failed",
             proc.returncode, text[-6000:]))
