@@ -17,7 +17,8 @@ from tests.workers import interrupted
 
 pytestmark = pytest.mark.multiprocess
 
-SCENARIOS = ["loop-eager", "loop-function", "graph-saver", "fit-checkpoint", "fit-backup"]
+SCENARIOS = ["loop-eager", "loop-function", "graph-saver", "monitored", "estimator",
+             "fit-checkpoint", "fit-backup"]
 
 
 def _skip_unless_possible(scenario):
@@ -26,6 +27,8 @@ def _skip_unless_possible(scenario):
         pytest.skip("a custom eager loop needs eager execution (TF2 or the TF1 eager factor)")
     if scenario == "loop-function" and not compat.HAS_TF_FUNCTION:
         pytest.skip("no tf.function here")
+    if scenario == "estimator" and not compat.HAS_ESTIMATOR:
+        pytest.skip("TF %s ships no estimators" % compat.TF_VERSION_STRING)
     if scenario.startswith("fit"):
         if compat.keras_module() is None:
             pytest.skip("no tf.keras")

@@ -13,7 +13,10 @@ The test compares ``full`` with ``resume``: weights and optimizer state.
 Scenarios: ``loop-eager`` / ``loop-function`` (a custom loop with
 ``GradientAccumulator.step`` and ``tf.train.Checkpoint`` after every
 micro-step), ``graph-saver`` (a TF1 graph and session, a v1 ``Saver``; on TF2 after
-``disable_eager_execution``),
+``disable_eager_execution``), ``monitored`` (a ``MonitoredTrainingSession``
+with ``checkpoint_dir``, restarted) and ``estimator`` (``Estimator.train``
+in a model_dir, restarted), both saving after every run from a hook (TF's
+own saver hook saves only when ``global_step`` moves, at cycle ends),
 ``fit-checkpoint`` (``fit`` with ``gac.wrap``, ``ModelCheckpoint`` saving
 every batch, ``load_model`` to resume), ``fit-backup`` (``fit`` with
 ``BackupAndRestore``, which saves at each epoch's end; a cycle carries over
@@ -34,6 +37,7 @@ from tests import harness as H
 
 K, N, B = 2, 3, 4          # cycles, micro-batches per cycle, micro-batch
 STOP = 4                   # micro-batches done when the run ends itself
+GRAPH_SCENARIOS = ("graph-saver", "monitored", "estimator")  # TF1 graph code
 EPOCH = 5                  # fit-backup: micro-batches per epoch (two epochs)
 LR = 0.05
 
@@ -109,6 +113,91 @@ def graph_saver(folder, run):
                   sess.run(variables + state + [global_step, opt.micro_step]))
 
 
+# ------------------------------------------ MonitoredTrainingSession, Estimator
+class _SaveEveryRun(tf.compat.v1.train.SessionRunHook):
+    """Saves a checkpoint after every run (TF's own saver hook saves only
+    when ``global_step`` moved, i.e. at cycle ends) and, with ``stop``,
+    ends the process after that many runs."""
+
+    def __init__(self, folder, stop=None):
+        self.prefix, self.stop, self.runs = os.path.join(folder, "model.ckpt"), stop, 0
+
+    def begin(self):
+        self.saver = tf.compat.v1.train.Saver()
+        self.step = tf.compat.v1.train.get_global_step()
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1
+        # Named by the micro-batch count: global_step counts effective steps.
+        self.saver.save(run_context.session, self.prefix, global_step=1000 + self.runs)
+        if self.runs == self.stop:
+            _exit_now()
+
+
+class _Result(tf.compat.v1.train.SessionRunHook):
+    """Saves the variables, the optimizer state, global_step and the
+    pending count the session ends with."""
+
+    def __init__(self, path, variables, opt):
+        self.path, self.variables, self.opt = path, variables, opt
+
+    def begin(self):
+        self.state = H.optimizer_state(self.opt, self.variables)
+        self.extra = [tf.compat.v1.train.get_global_step(), self.opt.micro_step]
+
+    def end(self, session):
+        _save(self.path, session.run(self.variables + self.state + self.extra))
+
+
+def _model_fn_parts(features, labels):
+    variables = H.make_variables()
+    loss = H.global_mean_loss(variables, features, labels, B)
+    opt = gac.wrap(tf.compat.v1.train.AdamOptimizer(LR), N)
+    train = opt.minimize(loss, global_step=tf.compat.v1.train.get_or_create_global_step(),
+                         var_list=variables)
+    return variables, loss, opt, train
+
+
+def monitored(folder, run):
+    """MonitoredTrainingSession with ``checkpoint_dir``: a restart restores
+    the newest checkpoint itself."""
+    x, y = H.make_data(K * N * B, seed=43)
+    start = STOP if run == "resume" else 0
+    with tf.Graph().as_default():
+        xb = tf.compat.v1.placeholder(tf.float32, [B, 4])
+        yb = tf.compat.v1.placeholder(tf.float32, [B, 3])
+        variables, _, opt, train = _model_fn_parts(xb, yb)
+        hooks = [_SaveEveryRun(folder, STOP if run == "stop" else None),
+                 _Result(os.path.join(folder, run + ".npz"), variables, opt)]
+        with tf.compat.v1.train.MonitoredTrainingSession(
+                checkpoint_dir=folder, hooks=hooks, save_checkpoint_secs=None,
+                save_checkpoint_steps=None, save_summaries_steps=None,
+                save_summaries_secs=None, log_step_count_steps=None) as sess:
+            for i in range(start, K * N):
+                sess.run(train, {xb: x[i * B:(i + 1) * B], yb: y[i * B:(i + 1) * B]})
+
+
+def estimator(folder, run):
+    """``Estimator.train`` in a model_dir; a restart continues from the
+    newest checkpoint there."""
+    x, y = H.make_data(K * N * B, seed=43)
+    start = STOP * B if run == "resume" else 0
+
+    def model_fn(features, labels, mode):
+        variables, loss, opt, train = _model_fn_parts(features, labels)
+        hooks = [_SaveEveryRun(folder, STOP if run == "stop" else None),
+                 _Result(os.path.join(folder, run + ".npz"), variables, opt)]
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train, training_hooks=hooks)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((x[start:], y[start:])).batch(B)
+
+    config = tf.estimator.RunConfig(model_dir=folder, save_checkpoints_secs=None,
+                                    save_checkpoints_steps=None, save_summary_steps=None,
+                                    log_step_count_steps=None)
+    tf.estimator.Estimator(model_fn, config=config).train(input_fn)
+
+
 # ------------------------------------------------------------------ fit
 class _StopAfter(object):
     """A callback (made with the Keras in use) ending the process after
@@ -181,7 +270,7 @@ def fit_backup(folder, run):
 
 
 def main(scenario, folder, run):
-    if scenario == "graph-saver":
+    if scenario in GRAPH_SCENARIOS:
         if not compat.TF1:
             tf.compat.v1.disable_eager_execution()  # TF1 graph code on TF2
     elif compat.TF1 and compat.env_flag("GAC_TF1_EAGER"):
@@ -190,6 +279,10 @@ def main(scenario, folder, run):
         loop(scenario, folder, run)
     elif scenario == "graph-saver":
         graph_saver(folder, run)
+    elif scenario == "monitored":
+        monitored(folder, run)
+    elif scenario == "estimator":
+        estimator(folder, run)
     elif scenario == "fit-checkpoint":
         fit_checkpoint(folder, run)
     else:
