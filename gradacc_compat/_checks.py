@@ -12,7 +12,7 @@ from gradacc_compat.compat import tf
 #: The largest ``steps`` accepted: far beyond any real cycle, far from int64's end.
 MAX_STEPS = 2 ** 31 - 1
 
-__all__ = ["MAX_STEPS", "NONFINITE", "check_nonfinite", "finite_checked", "check_reduction", "check_sequence", "check_steps", "check_gradient", "check_weight", "runtime_checks", "clean_name", "names"]
+__all__ = ["MAX_STEPS", "NONFINITE", "check_nonfinite", "check_transform", "finite_checked", "check_reduction", "check_sequence", "check_steps", "check_gradient", "check_weight", "runtime_checks", "clean_name", "names"]
 
 
 def check_steps(steps):
@@ -74,6 +74,36 @@ def finite_checked(gradients, variables):
         out.append(tf.IndexedSlices(checked, grad.indices, grad.dense_shape) if sparse
                    else checked)
     return out, checks
+
+
+def check_transform(transform, clip_global_norm):
+    """The transform the accumulator runs on the accumulated gradient:
+    ``transform``, or one clipping by ``clip_global_norm``; a ``TypeError``
+    or ``ValueError`` for anything else (both given, not callable, a norm
+    that is not a positive number)."""
+    if transform is not None and clip_global_norm is not None:
+        raise ValueError("Pass `transform` or `clip_global_norm`, not both (clip inside your "
+                         "transform with tf.clip_by_global_norm). Received: transform=%r, "
+                         "clip_global_norm=%r." % (transform, clip_global_norm))
+    if transform is not None:
+        if not callable(transform):
+            raise TypeError("`transform` must be a function of the (gradient, variable) pairs "
+                            "returning the pairs. Received: transform=%r." % (transform,))
+        return transform
+    if clip_global_norm is None:
+        return None
+    if isinstance(clip_global_norm, bool) or not isinstance(clip_global_norm, numbers.Real) \
+            or not clip_global_norm > 0:
+        raise ValueError("`clip_global_norm` must be a number > 0 (the global norm to clip "
+                         "the accumulated gradient to). Received: clip_global_norm=%r."
+                         % (clip_global_norm,))
+    norm = float(clip_global_norm)
+
+    def clip(grads_and_vars):
+        grads, variables = zip(*grads_and_vars)
+        clipped, _ = tf.clip_by_global_norm(list(grads), norm)
+        return list(zip(clipped, variables))
+    return clip
 
 
 def check_sequence(value, what, example):

@@ -5,8 +5,9 @@ import numbers
 
 from gradacc_compat import audit, compat, compact_rows, families, horovod_support
 from gradacc_compat._checks import (check_gradient, check_nonfinite, check_reduction,
-                                    check_sequence, check_steps, check_weight, clean_name,
-                                    finite_checked, names, runtime_checks)
+                                    check_sequence, check_steps, check_transform,
+                                    check_weight, clean_name, finite_checked, names,
+                                    runtime_checks)
 from gradacc_compat.compat import tf
 
 __all__ = ["GradientAccumulator"]
@@ -124,6 +125,17 @@ class GradientAccumulator(tf.Module):
       reduction: ``"mean"`` (default) applies the (weighted) mean of the
         cycle's gradients; ``"sum"`` applies their sum.
       name: name for the accumulator's variables.
+      transform: ``fn(grads_and_vars) -> grads_and_vars``, run on the
+        cycle's accumulated gradient (the big batch's) just before the
+        optimizer applies it: the place for what TF1 code does between
+        ``compute_gradients`` and ``apply_gradients`` (clipping by the
+        global norm, say), which on micro-batches would act on each one.
+        Under a multi-replica strategy the replicas' sums are all-reduced
+        first, so it sees the global gradient (one more all-reduce per
+        effective step).
+      clip_global_norm: a float: ``transform`` that clips the gradient by
+        its global norm (``tf.clip_by_global_norm``), as BERT's
+        ``optimization.py`` does before its apply.
       nonfinite: what a cycle whose gradients hold inf or NaN does:
         ``"apply"`` (default: what the big batch does, the values reach the
         optimizer), ``"skip"`` (the whole cycle is dropped, as a
@@ -137,10 +149,13 @@ class GradientAccumulator(tf.Module):
         one of the three.
     """
 
-    def __init__(self, steps, reduction="mean", name="gradient_accumulator", nonfinite="apply"):
+    def __init__(self, steps, reduction="mean", name="gradient_accumulator", nonfinite="apply",
+                 transform=None, clip_global_norm=None):
         steps = check_steps(steps)
         check_reduction(reduction)
         check_nonfinite(nonfinite)
+        self._clip_global_norm = clip_global_norm
+        self._transform = check_transform(transform, clip_global_norm)
         super(GradientAccumulator, self).__init__(name=name)
         self._steps = steps
         self._reduction = reduction
@@ -165,9 +180,13 @@ class GradientAccumulator(tf.Module):
 
     def get_config(self):
         """The constructor's arguments: ``from_config(get_config())`` makes
-        an equal, empty accumulator (a checkpoint carries the state)."""
-        return {"steps": self._steps, "reduction": self._reduction, "name": self.name,
-                "nonfinite": self._nonfinite}
+        an equal, empty accumulator (a checkpoint carries the state). A
+        ``transform`` function is code, not configuration: pass it again."""
+        config = {"steps": self._steps, "reduction": self._reduction, "name": self.name,
+                  "nonfinite": self._nonfinite}
+        if self._clip_global_norm is not None:
+            config["clip_global_norm"] = self._clip_global_norm
+        return config
 
     @classmethod
     def from_config(cls, config):
@@ -181,6 +200,12 @@ class GradientAccumulator(tf.Module):
     @property
     def reduction(self):
         return self._reduction
+
+    @property
+    def transform(self):
+        """The function run on the accumulated gradient before the apply,
+        or None (``clip_global_norm`` makes one)."""
+        return self._transform
 
     @property
     def nonfinite(self):
@@ -927,6 +952,9 @@ class GradientAccumulator(tf.Module):
             applied_vars = [variables[i] for i in indices]
             if reduce is not None:
                 grads = list(reduce(grads, applied_vars))
+            if self._transform is not None and grads:
+                grads = _transformed(self._transform, grads, applied_vars,
+                                     strategy.num_replicas_in_sync)
             grads_and_vars = list(zip(grads, applied_vars))
             if not grads_and_vars:  # no variable got a gradient this cycle
                 applied = None
@@ -1067,6 +1095,34 @@ def _clear_marked(accum, rows):
     shape = tf.concat([count, tf.shape(accum, out_type=tf.int32)[1:]], 0)
     return [tf.compat.v1.scatter_update(accum, marked, tf.zeros(shape, accum.dtype)),
             tf.compat.v1.scatter_update(rows, marked, tf.zeros(count, tf.float32))]
+
+
+def _transformed(transform, grads, variables, replicas):
+    """``transform`` on the global accumulated gradient (replica context):
+    across replicas their sum, all-reduced here, and each replica hands the
+    optimizer 1/replicas of the result (its own all-reduce sums them)."""
+    if replicas > 1:
+        ctx = tf.distribute.get_replica_context()
+        if not hasattr(ctx, "all_reduce"):
+            raise NotImplementedError(
+                "GradientAccumulator(transform=...) under a %d-replica strategy needs "
+                "ReplicaContext.all_reduce, which TensorFlow %s does not have. Transform in "
+                "one replica (no strategy), or drop the transform."
+                % (replicas, compat.TF_VERSION_STRING))
+        dense = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
+                 for g in grads]
+        grads = ctx.all_reduce(tf.distribute.ReduceOp.SUM, dense)
+    pairs = list(transform(list(zip(grads, variables))))
+    if len(pairs) != len(variables) or any(
+            v is not w for (_, v), w in zip(pairs, variables)):
+        raise ValueError(
+            "GradientAccumulator's transform must return the (gradient, variable) pairs it "
+            "received, in the same order (%d pairs, %s); it returned %d pairs."
+            % (len(variables), names(variables), len(pairs)))
+    out = [g for g, _ in pairs]
+    if replicas > 1:
+        out = [g / float(replicas) for g in out]
+    return out
 
 
 def _local_sum(strategy, variable):

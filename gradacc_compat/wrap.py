@@ -22,13 +22,16 @@ import copy
 import importlib
 
 from gradacc_compat import audit, compat, families, fit_batch, horovod_support, tf1_collectives
-from gradacc_compat._checks import check_nonfinite, check_reduction, check_steps
+from gradacc_compat._checks import check_nonfinite, check_reduction, check_steps, check_transform
 from gradacc_compat.accumulator import GradientAccumulator, once_per_strategy
 from gradacc_compat.compat import tf
 
 __all__ = ["wrap", "keras_custom_objects", "flush_at_epoch_end", "AccumulatingOptimizerV1"]
 
-_OPTIONS = ("reduction", "name", "nonfinite")
+#: wrap()'s options that are configuration (get_config keeps them);
+#: ``transform`` is code: accepted, passed on, not kept in a config.
+_OPTIONS = ("reduction", "name", "nonfinite", "clip_global_norm")
+_ACCEPTED = _OPTIONS + ("transform",)
 # Arguments users pass to wrap() that belong to the optimizer being wrapped.
 _INNER_ARGUMENTS = (
     "learning_rate", "lr", "clipnorm", "clipvalue", "global_clipnorm",
@@ -56,9 +59,10 @@ def wrap(optimizer, steps, **options):
         (OptimizerV2 / legacy, the TF 2.11-2.15 optimizer, Keras 3) that has
         not been used yet.
       steps: micro-batches per applied update, an int >= 1.
-      **options: ``reduction`` ("mean" or "sum"), ``name`` and ``nonfinite``
-        ("apply", "skip" or "raise": see ``GradientAccumulator``); anything
-        else belongs on the optimizer being wrapped.
+      **options: ``reduction`` ("mean" or "sum"), ``name``, ``nonfinite``
+        ("apply", "skip" or "raise"), ``clip_global_norm`` and ``transform``
+        (see ``GradientAccumulator``); anything else belongs on the
+        optimizer being wrapped.
 
     Returns:
       An optimizer of the same family. ``iterations`` / ``global_step``
@@ -156,7 +160,7 @@ def _describe(optimizer):
 
 def _check_options(optimizer, options):
     for key in options:
-        if key in _OPTIONS:
+        if key in _ACCEPTED:
             continue
         if key in _INNER_ARGUMENTS:
             raise TypeError(
@@ -164,14 +168,15 @@ def _check_options(optimizer, options):
                 "not on the wrapper. Received optimizer %s; create it with %s=... "
                 "and wrap that." % (key, options[key], key, _describe(optimizer), key))
         raise TypeError("gac.wrap() got an unexpected option %r (accepted: %s). Received "
-                        "optimizer %s." % (key, ", ".join(_OPTIONS), _describe(optimizer)))
+                        "optimizer %s." % (key, ", ".join(_ACCEPTED), _describe(optimizer)))
     try:
         if "reduction" in options:
             check_reduction(options["reduction"])
         if "nonfinite" in options:
             check_nonfinite(options["nonfinite"])
-    except ValueError as err:
-        raise ValueError("gac.wrap: %s Wrapping %s." % (err, _describe(optimizer)))
+        check_transform(options.get("transform"), options.get("clip_global_norm"))
+    except (TypeError, ValueError) as err:
+        raise type(err)("gac.wrap: %s Wrapping %s." % (err, _describe(optimizer)))
 
 
 def _has_state(optimizer):
@@ -259,11 +264,15 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
     steps, and LR schedules on ``global_step`` see effective steps).
     """
 
-    def __init__(self, optimizer, steps, reduction="mean", name=None, nonfinite="apply"):
+    def __init__(self, optimizer, steps, reduction="mean", name=None, **options):
+        # A delegating optimizer (tensor2tensor's ConditionalOptimizer) may
+        # never call Optimizer.__init__: no get_name() then.
+        inner_name = getattr(optimizer, "_name", None) or type(optimizer).__name__
         super(AccumulatingOptimizerV1, self).__init__(
-            use_locking=False, name=name or "Accumulating" + optimizer.get_name())
+            use_locking=False, name=name or "Accumulating" + inner_name)
         self._gac_inner = optimizer
-        self._gac_setup(steps, {"reduction": reduction, "nonfinite": nonfinite})
+        options["reduction"] = reduction
+        self._gac_setup(steps, options)
         self._track_trackable(optimizer, name="inner_optimizer")
 
     @property
