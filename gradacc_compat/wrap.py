@@ -286,7 +286,27 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
         return local.compute_gradients(*args, **kwargs)
 
     @compat.do_not_convert
-    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+    def minimize(self, loss, global_step=None, var_list=None, gate_gradients=1,
+                 aggregation_method=None, colocate_gradients_with_ops=False, name=None,
+                 grad_loss=None, **kwargs):
+        """``Optimizer.minimize``; keyword arguments of the inner optimizer's
+        ``apply_gradients`` (contrib AdamW's ``decay_var_list``) reach it."""
+        grads_and_vars = self.compute_gradients(
+            loss, var_list=var_list, gate_gradients=gate_gradients,
+            aggregation_method=aggregation_method,
+            colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
+        if not [g for g, _ in grads_and_vars if g is not None]:
+            raise ValueError("No gradients provided for any variable: %s. Check that the loss "
+                             "depends on them." % ([str(v) for _, v in grads_and_vars],))
+        return self.apply_gradients(grads_and_vars, global_step=global_step, name=name,
+                                    **kwargs)
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None, **kwargs):
+        """Accumulates; every ``steps``-th call applies the mean with the
+        inner optimizer's ``apply_gradients(..., global_step, name,
+        **kwargs)``. Returns a boolean tensor: true on the runs that
+        applied (use it for what belongs to the effective step: a step
+        counter of your own, an EMA)."""
         grads_and_vars = list(grads_and_vars)
         if not grads_and_vars:
             raise ValueError("apply_gradients received no (gradient, variable) pairs.")
@@ -298,7 +318,8 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
         inner = self._gac_inner
 
         def apply_fn(accumulated):
-            return inner.apply_gradients(accumulated, global_step=global_step, name=name)
+            return inner.apply_gradients(accumulated, global_step=global_step, name=name,
+                                         **kwargs)
 
         acc = self._gac_get_accumulator()
         if compat.collectives_in_tf1_graph(compat.get_strategy()):

@@ -1,0 +1,123 @@
+"""Estimator-era training code, one or two lines changed: written after
+the shapes of real TF1 code bases (no code of theirs here).
+
+BERT's ``optimization.create_optimizer``: an optimizer whose
+``apply_gradients`` ignores ``global_step`` (it adds 1 itself, every run),
+a warmup-free polynomial decay keyed on ``global_step``, and
+``clip_by_global_norm`` between ``tf.gradients`` and ``apply_gradients``.
+With accumulation: the clip moves into the wrapper
+(``clip_global_norm=``), and the step is advanced by the boolean the
+wrapper's ``apply_gradients`` returns (true on the runs that applied)."""
+from __future__ import absolute_import, division, print_function
+
+import numpy as np
+
+import gradacc_compat as gac
+from gradacc_compat.compat import tf
+from tests import harness as H
+
+K, N, B = 3, 2, 4
+CLIP = 0.5
+
+
+class WeightDecayMomentum(tf.compat.v1.train.Optimizer):
+    """Shaped like BERT's AdamWeightDecayOptimizer: its own state made with
+    get_variable inside apply_gradients, decoupled weight decay, and
+    ``global_step`` ignored."""
+
+    def __init__(self, learning_rate, decay=0.01, name="WeightDecayMomentum"):
+        super(WeightDecayMomentum, self).__init__(False, name)
+        self.learning_rate, self.decay = learning_rate, decay
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        updates = []
+        for grad, param in grads_and_vars:
+            if grad is None:
+                continue
+            m = tf.compat.v1.get_variable(
+                param.op.name.split(":")[0] + "/wd_m", shape=param.shape.as_list(),
+                dtype=tf.float32, trainable=False, initializer=tf.zeros_initializer())
+            next_m = 0.9 * m + 0.1 * grad
+            step = next_m + self.decay * param
+            updates.extend([param.assign(param - self.learning_rate * step), m.assign(next_m)])
+        return tf.group(*updates, name=name)
+
+
+def _train(steps, batch, x, y):
+    """BERT's training graph; with ``steps`` > 1 the two changed lines."""
+    with H.Harness("graph") as h:
+        variables = H.make_variables()
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        xb = tf.compat.v1.placeholder(tf.float32, [batch, 4])
+        yb = tf.compat.v1.placeholder(tf.float32, [batch, 3])
+        loss = 20.0 * H.global_mean_loss(variables, xb, yb, batch)
+        lr = tf.compat.v1.train.polynomial_decay(0.1, global_step, K, end_learning_rate=0.0)
+        opt = WeightDecayMomentum(lr)
+        grads = tf.gradients(loss, variables)
+        if steps == 1:
+            grads, _ = tf.clip_by_global_norm(grads, CLIP)
+        else:
+            opt = gac.wrap(opt, steps, clip_global_norm=CLIP)          # changed line 1
+        applied = opt.apply_gradients(list(zip(grads, variables)), global_step=global_step)
+        if steps == 1:
+            increment = 1
+        else:
+            increment = tf.cast(applied, tf.int64)                     # changed line 2
+        train_op = tf.group(applied, global_step.assign_add(increment))
+        h.initialize()
+        for i in range(0, len(x), batch):
+            h.session.run(train_op, {xb: x[i:i + batch], yb: y[i:i + batch]})
+        moments = [v for v in tf.compat.v1.global_variables() if v.op.name.endswith("/wd_m")]
+        return (h.values(variables), h.values(sorted(moments, key=lambda v: v.op.name)),
+                int(h.value(global_step)))
+
+
+def test_bert_shaped_optimizer_with_clip_and_its_own_step_counter():
+    x, y = H.make_data(K * N * B, seed=59)
+    ref_w, ref_m, ref_step = _train(1, N * B, x, y)
+    got_w, got_m, got_step = _train(N, B, x, y)
+    assert ref_step == got_step == K
+    H.assert_close(got_w, ref_w, "weights")
+    H.assert_close(got_m, ref_m, "the optimizer's own moments")
+    assert not np.allclose(got_w[0], H.initial_values()[0][0])
+
+
+class DecayListOptimizer(tf.compat.v1.train.GradientDescentOptimizer):
+    """Shaped like contrib's AdamW (DecoupledWeightDecayExtension), as
+    OpenNMT-tf calls it: apply_gradients takes decay_var_list, and only
+    those variables decay."""
+
+    def minimize(self, loss, global_step=None, var_list=None, decay_var_list=None):
+        return self.apply_gradients(self.compute_gradients(loss, var_list=var_list),
+                                    global_step=global_step, decay_var_list=decay_var_list)
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None,
+                        decay_var_list=None):
+        grads_and_vars = list(grads_and_vars)
+        decayed = set(id(v) for v in (decay_var_list or []))
+        decays = [v.assign(v * 0.9) for _, v in grads_and_vars if id(v) in decayed]
+        with tf.control_dependencies(decays):
+            return super(DecayListOptimizer, self).apply_gradients(
+                grads_and_vars, global_step=global_step, name=name)
+
+
+def test_inner_apply_keywords_reach_the_inner_optimizer():
+    """decay_var_list was refused by the wrapper (TypeError), or dropped:
+    OpenNMT-tf then decayed the biases too."""
+    x, y = H.make_data(N * B, seed=61)
+    results = []
+    for steps, batch in ((1, N * B), (N, B)):
+        with H.Harness("graph") as h:
+            variables = H.make_variables()
+            xb = tf.compat.v1.placeholder(tf.float32, [batch, 4])
+            yb = tf.compat.v1.placeholder(tf.float32, [batch, 3])
+            opt = DecayListOptimizer(0.1)
+            if steps > 1:
+                opt = gac.wrap(opt, steps)
+            train_op = opt.minimize(H.global_mean_loss(variables, xb, yb, batch),
+                                    var_list=variables, decay_var_list=variables[:1])
+            h.initialize()
+            for i in range(0, len(x), batch):
+                h.session.run(train_op, {xb: x[i:i + batch], yb: y[i:i + batch]})
+            results.append(h.values(variables))
+    H.assert_close(results[1], results[0], "weights (the kernel decayed, the bias not)")
