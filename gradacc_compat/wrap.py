@@ -21,7 +21,8 @@ import contextlib
 import copy
 import importlib
 
-from gradacc_compat import audit, compat, families, fit_batch, horovod_support, tf1_collectives
+from gradacc_compat import (audit, compat, families, fit_batch, horovod_support, saving,
+                            tf1_collectives)
 from gradacc_compat._checks import check_nonfinite, check_reduction, check_steps, check_transform
 from gradacc_compat.accumulator import GradientAccumulator, once_per_strategy
 from gradacc_compat.compat import tf
@@ -322,6 +323,7 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
                                          **kwargs)
 
         acc = self._gac_get_accumulator()
+        saving.register(acc)  # TF1 graphs: restores a model_dir written without it
         if compat.collectives_in_tf1_graph(compat.get_strategy()):
             split = tf1_collectives.split_apply(acc, inner, grads, variables, apply_fn)
             object.__setattr__(self, "_gac_split", split)

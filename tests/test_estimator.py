@@ -41,7 +41,7 @@ def _model_variables(est):
                 if "gradient_accumulator" not in name)
 
 
-def _train_estimator(model_dir, steps, batch, x, y, strategy=None):
+def _train_estimator(model_dir, steps, batch, x, y, strategy=None, max_steps=K):
     init, _ = H.initial_values()
 
     def model_fn(features, labels, mode):
@@ -63,7 +63,7 @@ def _train_estimator(model_dir, steps, batch, x, y, strategy=None):
     config = tf.estimator.RunConfig(train_distribute=strategy,
                                     session_config=compat.tf1_session_config(REPLICAS))
     est = tf.estimator.Estimator(model_fn, model_dir=model_dir, config=config)
-    est.train(input_fn, max_steps=K)
+    est.train(input_fn, max_steps=max_steps)
     return _model_variables(est)
 
 
@@ -259,3 +259,27 @@ def test_canned_wide_and_deep_matches_big_batch(api, reduction, dnn, tmpdir):
     assert looked_up.max() < 13 and len(looked_up) > 8
     assert np.all(got[weights[0]][13:] == 0)
     assert np.all(got[weights[0]][looked_up] != 0)
+
+
+@needs_estimator
+@pytest.mark.parametrize("change", ["turned_on", "turned_off"])
+def test_accumulation_changed_in_an_existing_model_dir(change, tmpdir):
+    """Train K steps, then K more in the same model_dir with accumulation
+    turned on (the checkpoint has no accumulator state: it failed with
+    NotFoundError for every optimizer) or off. Both equal big batches
+    throughout."""
+    x, y = H.make_data(2 * K * N * B, seed=67)
+    halves = [(x[:K * N * B], y[:K * N * B]), (x[K * N * B:], y[K * N * B:])]
+    plans = {"big": (1, 1), "turned_on": (1, N), "turned_off": (N, 1)}
+    results = {}
+    for name in ("big", change):
+        model_dir = str(tmpdir.join(name))
+        for (xs, ys), steps, max_steps in zip(halves, plans[name], (K, 2 * K)):
+            batch = B if steps > 1 else N * B
+            results[name] = _train_estimator(model_dir, steps, batch, xs, ys,
+                                             max_steps=max_steps)
+    ref, got = results["big"], results[change]
+    assert int(got["global_step"]) == int(ref["global_step"]) == 2 * K
+    names = sorted(ref)
+    assert sorted(got) == names
+    H.assert_close([got[n] for n in names], [ref[n] for n in names], "variables: %s" % names)

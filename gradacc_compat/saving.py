@@ -1,0 +1,83 @@
+"""TF1 checkpoints across turning accumulation on and off.
+
+A run that wraps its optimizer for the first time in an existing model_dir
+(train, then raise the effective batch: what migrating users do) restores a
+checkpoint that has no accumulator variables, and TF's Saver fails on every
+missing key (``NotFoundError: Key gradient_accumulator/accum/... not found
+in checkpoint``). The Saver here restores such a checkpoint without them
+and starts a fresh cycle (the accumulator's variables initialized); a
+checkpoint that has them -- written mid-cycle with accumulation -- restores
+the pending cycle as before. The reverse, a checkpoint with accumulator
+state restored by a run without accumulation, needs nothing: a Saver
+ignores the checkpoint's extra keys.
+
+``gac.wrap`` of a ``tf.compat.v1.train`` optimizer registers its accumulator
+in the graph and, where the graph's ``SAVERS`` collection is empty, adds
+this Saver there: ``Estimator`` and ``MonitoredTrainingSession`` (their
+``Scaffold``) take the collection's Saver instead of making their own. A
+Saver of your own (``Scaffold(saver=...)``, ``SAVERS``) is left alone.
+"""
+from __future__ import absolute_import, division, print_function
+
+from gradacc_compat.compat import tf
+
+__all__ = ["register", "AccumulatorSaver"]
+
+#: The graph collection of the accumulators a Saver should know.
+COLLECTION = "gradacc_compat_accumulators"
+_SAVERS = tf.compat.v1.GraphKeys.SAVERS
+
+
+def register(accumulator):
+    """Records ``accumulator`` in the current TF1 graph (nothing eagerly or
+    inside a function) and makes :class:`AccumulatorSaver` the graph's
+    Saver where it has none."""
+    graph = tf.compat.v1.get_default_graph()
+    if tf.executing_eagerly() or getattr(graph, "building_function", False):
+        return
+    if not any(a is accumulator for a in graph.get_collection(COLLECTION)):
+        graph.add_to_collection(COLLECTION, accumulator)
+    if not graph.get_collection(_SAVERS):
+        # What Estimator makes itself when it finds no Saver.
+        graph.add_to_collection(_SAVERS, AccumulatorSaver(
+            sharded=True, max_to_keep=5, defer_build=True, save_relative_paths=True))
+
+
+def _state(graph):
+    return [v for acc in graph.get_collection(COLLECTION) for v in acc.variables]
+
+
+def _key(variable):
+    return variable.name.split(":")[0]
+
+
+class AccumulatorSaver(tf.compat.v1.train.Saver):
+    """A ``tf.compat.v1.train.Saver`` that restores a checkpoint without
+    accumulator state into a graph with accumulators (a fresh cycle)."""
+
+    _gac_fallback = None
+
+    def build(self):
+        super(AccumulatorSaver, self).build()
+        graph = tf.compat.v1.get_default_graph()
+        state = _state(graph)
+        if not state or self._gac_fallback is not None:
+            return
+        # Made now, before the session's graph is finalized.
+        ids = set(id(v) for v in state)
+        others = [v for v in tf.compat.v1.global_variables()
+                  + graph.get_collection(tf.compat.v1.GraphKeys.SAVEABLE_OBJECTS)
+                  if id(v) not in ids]
+        self._gac_keys = set(_key(v) for v in state)
+        self._gac_fallback = tf.compat.v1.train.Saver(
+            var_list=others, sharded=True, save_relative_paths=True)
+        self._gac_init = tf.compat.v1.variables_initializer(state)
+
+    def restore(self, sess, save_path):
+        if self._gac_fallback is not None and save_path is not None:
+            keys = set(name for name, _ in tf.train.list_variables(save_path))
+            if not self._gac_keys <= keys:  # written without accumulation
+                self._gac_fallback.restore(sess, save_path)
+                sess.run(self._gac_init)
+                return None
+        return super(AccumulatorSaver, self).restore(sess, save_path)
