@@ -105,7 +105,13 @@ class _V1Train(_Family):
     def prepare(self, optimizer, variables):
         # apply_gradients itself calls _create_slots under init_scope; doing
         # it first, outside the cond, is the same call with the same result.
-        optimizer._create_slots(variables)
+        # An optimizer that holds others and hands them its calls (a loss
+        # scale, tensor2tensor's ConditionalOptimizer, CrossShardOptimizer)
+        # has them make theirs too: inside a TF1 cond their non-slot
+        # variables would be named under it (cond_1/beta1_power), and a
+        # checkpoint written without accumulation would not restore.
+        for held in _held_optimizers(optimizer):
+            held._create_slots(variables)
 
 
 class _OptimizerV2(_Family):
@@ -181,6 +187,22 @@ class _Keras3(_Family):
     def prepare(self, optimizer, variables):
         if not optimizer.built:
             optimizer.build(variables)
+
+
+def _held_optimizers(optimizer, depth=3):
+    """``optimizer`` and the ``tf.compat.v1.train`` optimizers it holds as
+    attributes, and theirs (``depth`` levels), each once, outermost first."""
+    found, level = [optimizer], [optimizer]
+    for _ in range(depth):
+        nested = []
+        for opt in level:
+            for value in list(getattr(opt, "__dict__", {}).values()):
+                if isinstance(value, tf.compat.v1.train.Optimizer) and \
+                        not any(value is f for f in found):
+                    found.append(value)
+                    nested.append(value)
+        level = nested
+    return found
 
 
 def overwritten_by_gradient(variable):

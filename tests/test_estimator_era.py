@@ -63,7 +63,8 @@ def _train(steps, batch, x, y):
             increment = 1
         else:
             increment = tf.cast(applied, tf.int64)                     # changed line 2
-        train_op = tf.group(applied, global_step.assign_add(increment))
+        with tf.control_dependencies([applied]):  # after the apply read the schedule
+            train_op = global_step.assign_add(increment)
         h.initialize()
         for i in range(0, len(x), batch):
             h.session.run(train_op, {xb: x[i:i + batch], yb: y[i:i + batch]})
@@ -95,7 +96,8 @@ class DecayListOptimizer(tf.compat.v1.train.GradientDescentOptimizer):
                         decay_var_list=None):
         grads_and_vars = list(grads_and_vars)
         decayed = set(id(v) for v in (decay_var_list or []))
-        decays = [v.assign(v * 0.9) for _, v in grads_and_vars if id(v) in decayed]
+        with tf.control_dependencies([g for g, _ in grads_and_vars]):  # after the forward pass
+            decays = [v.assign(v * 0.9) for _, v in grads_and_vars if id(v) in decayed]
         with tf.control_dependencies(decays):
             return super(DecayListOptimizer, self).apply_gradients(
                 grads_and_vars, global_step=global_step, name=name)
@@ -121,3 +123,42 @@ def test_inner_apply_keywords_reach_the_inner_optimizer():
                 h.session.run(train_op, {xb: x[i:i + batch], yb: y[i:i + batch]})
             results.append(h.values(variables))
     H.assert_close(results[1], results[0], "weights (the kernel decayed, the bias not)")
+
+
+class Delegating(tf.compat.v1.train.Optimizer):
+    """Shaped like tensor2tensor's ConditionalOptimizer: it holds another
+    optimizer, hands every call to it, and never calls Optimizer.__init__
+    (no _name: gac.wrap failed with AttributeError)."""
+
+    def __init__(self, optimizer):  # pylint: disable=super-init-not-called
+        self._opt = optimizer
+
+    def compute_gradients(self, *args, **kwargs):
+        return self._opt.compute_gradients(*args, **kwargs)
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        return self._opt.apply_gradients(grads_and_vars, global_step=global_step, name=name)
+
+
+def _variable_names(make_optimizer, steps):
+    with H.Harness("graph"):
+        variables = H.make_variables()
+        opt = make_optimizer()
+        if steps > 1:
+            opt = gac.wrap(opt, steps)
+        x, y = H.make_data(B)
+        opt.minimize(H.global_mean_loss(variables, x, y, B), var_list=variables,
+                     global_step=tf.compat.v1.train.get_or_create_global_step())
+        return sorted(v.op.name for v in tf.compat.v1.global_variables()
+                      if "gradient_accumulator" not in v.op.name)
+
+
+def test_wrapping_a_delegating_optimizer_keeps_every_name():
+    """Its inner Adam made beta1_power inside the apply's cond
+    (cond_1/beta1_power): a checkpoint of a run without accumulation then
+    failed to restore. Every name is the one the unwrapped run makes."""
+    def make():
+        return Delegating(tf.compat.v1.train.AdamOptimizer(0.1))
+    plain = _variable_names(make, 1)
+    assert "beta1_power" in plain
+    assert _variable_names(make, N) == plain
