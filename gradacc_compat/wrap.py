@@ -316,6 +316,7 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
             raise TypeError(_SYNC_REPLICAS % (
                 "%s received gradients from a SyncReplicasOptimizer's accumulators "
                 "(SyncReplicasOptimizer(gac.wrap(...)))" % type(self).__name__,))
+        self._gac_once_per_graph()
         inner = self._gac_inner
 
         def apply_fn(accumulated):
@@ -330,6 +331,29 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
             return tf.group(split.accumulate_op)
         object.__setattr__(self, "_gac_split", False)
         return acc._step(inner, grads, variables, apply_fn=apply_fn)
+
+    def _gac_once_per_graph(self):
+        """One train op per graph (and replica): two built from one wrapper
+        share its accumulator, and in one session.run race on its counters
+        (tf.group(opt.minimize(l1), opt.minimize(l2)): 40-52 applies for 40
+        runs), or, run alternately, each apply drops the other's pending
+        gradients for the variables it does not list."""
+        graph = tf.compat.v1.get_default_graph()
+        if tf.executing_eagerly():
+            return
+        ctx = tf.distribute.get_replica_context()
+        replica = 0 if ctx is None or compat.in_cross_replica_context() \
+            else compat.replica_index(ctx)
+        built = self.__dict__.setdefault("_gac_built", set())
+        key = (id(graph), replica)
+        if key in built:
+            raise ValueError(
+                "%s.minimize/apply_gradients was already built into this graph: two train "
+                "ops of one gac.wrap(...) wrapper share its accumulator, race on its counters "
+                "when run together and drop each other's pending gradients when run in turn. "
+                "Minimize the sum of the losses once (the big batch's gradient of l1 + l2), "
+                "or wrap one optimizer per train op." % type(self).__name__)
+        built.add(key)
 
     def make_session_run_hook(self):
         """The hook that applies, for ``minimize`` under TF 1.x collectives

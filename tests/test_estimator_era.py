@@ -11,6 +11,7 @@ wrapper's ``apply_gradients`` returns (true on the runs that applied)."""
 from __future__ import absolute_import, division, print_function
 
 import numpy as np
+import pytest
 
 import gradacc_compat as gac
 from gradacc_compat.compat import tf
@@ -162,3 +163,15 @@ def test_wrapping_a_delegating_optimizer_keeps_every_name():
     plain = _variable_names(make, 1)
     assert "beta1_power" in plain
     assert _variable_names(make, N) == plain
+
+
+def test_two_train_ops_from_one_wrapper_are_refused():
+    """tf.group(opt.minimize(l1), opt.minimize(l2)) raced on the shared
+    counters (40-52 applies for 40 runs with N=2); refused when built."""
+    with H.Harness("graph"):
+        variables = H.make_variables()
+        x, y = H.make_data(B)
+        opt = gac.wrap(tf.compat.v1.train.GradientDescentOptimizer(0.1), N)
+        opt.minimize(H.global_mean_loss(variables, x, y, B), var_list=variables)
+        with pytest.raises(ValueError, match="already built into this graph"):
+            opt.minimize(2.0 * H.global_mean_loss(variables, x, y, B), var_list=variables)
