@@ -13,8 +13,10 @@ import sys
 import warnings
 
 from gradacc_compat import compat
+from gradacc_compat.compat import tf
 
-__all__ = ["AccumulationWarning", "batch_dependent_layers", "explain", "first_use", "warn_once"]
+__all__ = ["AccumulationWarning", "batch_dependent_layers", "explain", "first_use",
+           "quiet_global_step_warnings", "warn_once"]
 
 LOG = logging.getLogger("gradacc_compat")
 
@@ -154,3 +156,25 @@ def warn_once(owner, key, message):
         return
     said.add(key)
     warnings.warn("gradacc_compat: " + message, AccumulationWarning, stacklevel=3)
+
+
+#: TF 1.x's StepCounterHook (every Estimator, MonitoredTrainingSession) warns
+#: when a run leaves global_step where it was: by design on N - 1 runs of N.
+_STEP_WARNING = "It seems that global step (tf.train.get_global_step) has not been increased"
+
+
+class _GlobalStepFilter(logging.Filter):
+    def filter(self, record):
+        return not str(record.msg).startswith(_STEP_WARNING)
+
+
+def quiet_global_step_warnings():
+    """Drops TF's "global step has not been increased" warnings (once a
+    ``gac.wrap`` v1 wrapper is built: its ``global_step`` moves on applies
+    only), saying so once."""
+    logger = tf.get_logger()
+    if any(isinstance(f, _GlobalStepFilter) for f in logger.filters):
+        return
+    logger.addFilter(_GlobalStepFilter())
+    LOG.info("gradacc_compat: global_step advances once per effective step; TF's 'global "
+             "step has not been increased' warnings for the runs in between are dropped.")

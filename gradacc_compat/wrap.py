@@ -325,6 +325,7 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
 
         acc = self._gac_get_accumulator()
         saving.register(acc)  # TF1 graphs: restores a model_dir written without it
+        audit.quiet_global_step_warnings()
         if compat.collectives_in_tf1_graph(compat.get_strategy()):
             split = tf1_collectives.split_apply(acc, inner, grads, variables, apply_fn)
             object.__setattr__(self, "_gac_split", split)

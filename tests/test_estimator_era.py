@@ -10,6 +10,8 @@ With accumulation: the clip moves into the wrapper
 wrapper's ``apply_gradients`` returns (true on the runs that applied)."""
 from __future__ import absolute_import, division, print_function
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -175,3 +177,21 @@ def test_two_train_ops_from_one_wrapper_are_refused():
         opt.minimize(H.global_mean_loss(variables, x, y, B), var_list=variables)
         with pytest.raises(ValueError, match="already built into this graph"):
             opt.minimize(2.0 * H.global_mean_loss(variables, x, y, B), var_list=variables)
+
+
+def test_global_step_warnings_of_the_runs_between_applies_are_dropped():
+    """Every wrapped estimator run logged TF's "global step has not been
+    increased" up to 5 times: expected N - 1 runs of N."""
+    with H.Harness("graph"):
+        variables = H.make_variables()
+        x, y = H.make_data(B)
+        gac.wrap(tf.compat.v1.train.GradientDescentOptimizer(0.1), N).minimize(
+            H.global_mean_loss(variables, x, y, B), var_list=variables)
+    logger = tf.get_logger()
+    record = logging.LogRecord(
+        "tensorflow", logging.WARNING, __file__, 1,
+        "It seems that global step (tf.train.get_global_step) has not been increased. "
+        "Current value (could be stable): %s vs previous value: %s.", (3, 3), None)
+    assert not logger.filter(record)
+    other = logging.LogRecord("tensorflow", logging.WARNING, __file__, 1, "another", (), None)
+    assert logger.filter(other)
