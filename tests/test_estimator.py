@@ -283,3 +283,39 @@ def test_accumulation_changed_in_an_existing_model_dir(change, tmpdir):
     names = sorted(ref)
     assert sorted(got) == names
     H.assert_close([got[n] for n in names], [ref[n] for n in names], "variables: %s" % names)
+
+
+@needs_estimator
+@pytest.mark.parametrize("cls_name, counts", [
+    ("LinearClassifier", "effective steps"),
+    ("DNNClassifier", "effective steps"),
+    ("DNNLinearCombinedClassifier", "micro-steps")])
+def test_what_global_step_counts_in_each_v1_canned_estimator(cls_name, counts, tmpdir):
+    """v1 LinearClassifier and DNNClassifier pass global_step to minimize
+    (the wrapper advances it once per effective step); the combined class
+    adds 1 per batch itself. The README states the rule per class."""
+    features, labels = _wide_and_deep_data(K * N * B)
+    fc = tf.feature_column
+    ids = fc.categorical_column_with_identity("id", VOCAB)
+    numeric = fc.numeric_column("x", shape=(4,))
+    train = tf.compat.v1.train
+
+    def wrapped():
+        return gac.wrap(train.AdagradOptimizer(0.1), N)
+
+    cls = getattr(tf.compat.v1.estimator, cls_name)
+    if cls_name == "LinearClassifier":
+        est = cls([ids], model_dir=str(tmpdir), optimizer=wrapped())
+    elif cls_name == "DNNClassifier":
+        est = cls([4], [numeric], model_dir=str(tmpdir), optimizer=wrapped())
+    else:
+        est = cls(model_dir=str(tmpdir), linear_feature_columns=[ids],
+                  linear_optimizer=wrapped(), dnn_feature_columns=[numeric],
+                  dnn_hidden_units=[4], dnn_optimizer=wrapped())
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((features, labels)).batch(B)
+
+    est.train(input_fn)  # every batch once: K * N micro-batches
+    step = int(est.get_variable_value("global_step"))
+    assert step == (K if counts == "effective steps" else K * N), (cls_name, step)
