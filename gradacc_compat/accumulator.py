@@ -805,7 +805,7 @@ class GradientAccumulator(tf.Module):
         if self._plain.weighted and self._reduction == "mean":
             # A cycle whose weights are all zero holds no example: nothing
             # to apply (a zero gradient would still move Adam's weights).
-            return _cond(tf.greater(_local_sum(strategy, self._weight_total), 0.0), apply,
+            return _cond(tf.greater(_total(strategy, self._weight_total), 0.0), apply,
                          lambda: self._drop_cycle(strategy, skipped=False))
         return apply()
 
@@ -901,9 +901,8 @@ class GradientAccumulator(tf.Module):
         if self._reduction == "mean" and self._plain.weighted:
             # The replica-local totals summed, divided by the replica count:
             # weight=None counts 1 per call, so equal weights give the same
-            # update as no weights. Each is read where it is (an aggregated
-            # read would be one more all-reduce per effective step).
-            divisor = (_local_sum(strategy, self._weight_total)
+            # update as no weights.
+            divisor = (_total(strategy, self._weight_total)
                        / float(strategy.num_replicas_in_sync))
         if indices is None:
             indices = sorted(self._plain.seen)
@@ -1123,6 +1122,16 @@ def _transformed(transform, grads, variables, replicas):
     if replicas > 1:
         out = [g / float(replicas) for g in out]
     return out
+
+
+def _total(strategy, variable):
+    """The sum over every replica of a replica-local (SUM) variable. On one
+    worker its components, each read where it is (no collective op); across
+    workers the aggregated read, one scalar all-reduce (the other workers'
+    components are not here)."""
+    if compat.spans_workers(strategy):
+        return tf.identity(variable.read_value())
+    return _local_sum(strategy, variable)
 
 
 def _local_sum(strategy, variable):

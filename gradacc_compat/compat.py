@@ -300,6 +300,19 @@ def passed_as_arguments(variables):
             if id(getattr(v, "handle", None)) in inputs or spec_of(v) in specs]
 
 
+def spans_workers(strategy):
+    """Whether ``strategy``'s replicas live in more than this process
+    (MultiWorkerMirroredStrategy, TF 1.x collectives): fewer local replicas
+    than ``num_replicas_in_sync``."""
+    if strategy.num_replicas_in_sync == 1:
+        return False  # the default strategy, which has no worker_devices
+    try:
+        devices = strategy.extended.worker_devices
+    except (AttributeError, RuntimeError, NotImplementedError):
+        return False
+    return bool(devices) and strategy.num_replicas_in_sync > len(devices)
+
+
 def in_cross_replica_context():
     return tf.distribute.in_cross_replica_context()
 

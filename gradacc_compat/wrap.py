@@ -243,6 +243,14 @@ _NO_BATCH_SIZE = (
     "(dataset.batch(b, drop_remainder=True)), or keep train_step's `data` argument.")
 
 
+_ACROSS_WORKERS = (
+    "Keras fit with a wrapped optimizer across workers: every micro-batch counts alike "
+    "(weighting each by its examples would take one more all-reduce per effective "
+    "step), so a short last batch of an epoch weighs as much as a full one, unlike in "
+    "the big batch. Use batch sizes that divide the data, or drop the remainder "
+    "(dataset.batch(b, drop_remainder=True)).")
+
+
 _SYNC_REPLICAS = (
     "%s. gac.wrap and SyncReplicasOptimizer do not compose: wrapped inside it, "
     "the wrapper advances global_step once per effective step, but SyncReplicasOptimizer "
@@ -543,9 +551,14 @@ class _KerasMixin(_AccumulatingBase):
         weight = None
         if acc.reduction == "mean":
             # Each micro-batch counts for its examples: a short last batch
-            # weighs what it holds, as in the big batch.
+            # weighs what it holds, as in the big batch. (Across workers the
+            # total weight would take one more all-reduce per effective
+            # step: there every micro-batch counts alike.)
             weight, under_fit = fit_batch.example_count()
-            if weight is None and under_fit:
+            if weight is not None and compat.spans_workers(compat.get_strategy()):
+                weight = None
+                audit.warn_once(self, "batch size", _ACROSS_WORKERS)
+            elif weight is None and under_fit:
                 audit.warn_once(self, "batch size", _NO_BATCH_SIZE)
         result = acc._step(self, list(grads), list(variables), weight=weight,
                            apply_fn=apply_fn, reduce=self.__dict__.get("_gac_reduce"))
