@@ -812,6 +812,14 @@ class GradientAccumulator(tf.Module):
     def _all_finite(self, strategy):
         """Whether every replica's pending sums are finite: each component
         read where it is (no collective), one answer for all replicas."""
+        if compat.spans_workers(strategy):
+            # Each worker sees its own replicas only: workers could decide
+            # differently, and one would wait in the apply's all-reduce.
+            raise NotImplementedError(
+                'GradientAccumulator(nonfinite="skip") under %s across workers: each worker '
+                'sees only its own replicas\' gradients, so they could disagree about a '
+                'cycle. Use nonfinite="raise" (or "apply", or a LossScaleOptimizer, which '
+                'agrees across workers).' % type(strategy).__name__)
         parts = []
         for i in sorted(self._plain.seen):
             for accum in compat.local_results(strategy, self._accums[i]):
