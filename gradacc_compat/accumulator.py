@@ -1109,16 +1109,9 @@ def _transformed(transform, grads, variables, replicas):
     across replicas their sum, all-reduced here, and each replica hands the
     optimizer 1/replicas of the result (its own all-reduce sums them)."""
     if replicas > 1:
-        ctx = tf.distribute.get_replica_context()
-        if not hasattr(ctx, "all_reduce"):
-            raise NotImplementedError(
-                "GradientAccumulator(transform=...) under a %d-replica strategy needs "
-                "ReplicaContext.all_reduce, which TensorFlow %s does not have. Transform in "
-                "one replica (no strategy), or drop the transform."
-                % (replicas, compat.TF_VERSION_STRING))
         dense = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
                  for g in grads]
-        grads = ctx.all_reduce(tf.distribute.ReduceOp.SUM, dense)
+        grads = _all_reduce_sum(dense)
     pairs = list(transform(list(zip(grads, variables))))
     if len(pairs) != len(variables) or any(
             v is not w for (_, v), w in zip(pairs, variables)):
@@ -1140,6 +1133,17 @@ def _total(strategy, variable):
     if compat.spans_workers(strategy):
         return tf.identity(variable.read_value())
     return _local_sum(strategy, variable)
+
+
+def _all_reduce_sum(values):
+    """The replicas' sum of each of ``values`` (replica context), back in
+    every replica. (``ReplicaContext.all_reduce`` on TF 1.15 graphs looks
+    its inputs' variables up by name, which replica-local ones are not:
+    the merge it is made of, without that.)"""
+    def merge(strategy, *per_replica):
+        return strategy.extended.batch_reduce_to(
+            tf.distribute.ReduceOp.SUM, [(v, v) for v in per_replica])
+    return list(tf.distribute.get_replica_context().merge_call(merge, args=tuple(values)))
 
 
 def _local_sum(strategy, variable):

@@ -310,6 +310,7 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
         return self.apply_gradients(grads_and_vars, global_step=global_step, name=name,
                                     **kwargs)
 
+    @compat.do_not_convert
     def apply_gradients(self, grads_and_vars, global_step=None, name=None, **kwargs):
         """Accumulates; every ``steps``-th call applies the mean with the
         inner optimizer's ``apply_gradients(..., global_step, name,
