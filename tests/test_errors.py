@@ -294,6 +294,9 @@ def test_variables_passed_to_a_tf_function_as_arguments():
     variable-list check refuses the second list."""
     if not (compat.HAS_TF_FUNCTION and tf.executing_eagerly()):
         pytest.skip("no tf.function in eager mode here")
+    if (2, 0, 0) <= compat.TF_VERSION < (2, 4, 0):
+        pytest.skip("TF 2.0-2.3 share the trace but record variable arguments nowhere the "
+                    "accumulator can read (a known gap, in the README)")
     a = tf.Variable([0.0, 0.0], name="a")
     b = tf.Variable([0.0], name="b")
     c = tf.Variable([0.0], name="c")
