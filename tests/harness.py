@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 import numpy as np
 import pytest
 
-from gradacc_compat import compat, testing
+from gradacc_compat import compat, families, testing
 from gradacc_compat.compat import tf
 
 REPLICAS = testing.REPLICAS
@@ -106,6 +106,16 @@ def family_available(family):
     if family in ("keras", "legacy") and compat.keras_module() is None:
         return False, "no tf.keras"
     return True, ""
+
+
+def skip_unless_family_runs(family, mode):
+    """Skips the test where ``family`` is missing here, or refuses ``mode``
+    (the TF 2.11+ Keras optimizers and Keras 3 in a TF1 graph)."""
+    available, reason = family_available(family)
+    if not available:
+        pytest.skip(reason)
+    if mode == "graph" and not families.adapter_for(make_optimizer(family, "sgd")).works_in_graph:
+        pytest.skip("this Keras optimizer family refuses TF1 graphs (tested in test_equivalence)")
 
 
 def make_optimizer(family, name, lr=0.1):

@@ -305,12 +305,7 @@ def _cycle_means(cycle):
 @pytest.mark.parametrize("family", H.FAMILIES)
 def test_variable_without_gradient_in_a_cycle_is_not_applied(mode, distributed, family,
                                                               opt_name):
-    available, reason = H.family_available(family)
-    if not available:
-        pytest.skip(reason)
-    if mode == "graph" and not families.adapter_for(
-            H.make_optimizer(family, "sgd")).works_in_graph:
-        pytest.skip("this Keras optimizer family refuses TF1 graphs (tested in test_equivalence)")
+    H.skip_unless_family_runs(family, mode)
     initial = [np.array([0.5, -0.5], "float32"), np.array([1.0], "float32")]
 
     def make():

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import gradacc_compat as gac
-from gradacc_compat import families
 from gradacc_compat.compat import tf
 from tests import harness as H
 
@@ -65,11 +64,7 @@ def _checkpoint(run):
 @pytest.mark.parametrize("how", ["accumulator", "wrap"])
 @pytest.mark.parametrize("family", ["v1", "keras"])
 def test_mid_cycle_checkpoint_restores_exactly(mode, distributed, family, how, tmpdir):
-    available, reason = H.family_available(family)
-    if not available:
-        pytest.skip(reason)
-    if mode == "graph" and not families.adapter_for(H.make_optimizer(family, "sgd")).works_in_graph:
-        pytest.skip("this Keras optimizer family refuses TF1 graphs (tested in test_equivalence)")
+    H.skip_unless_family_runs(family, mode)
     with H.Harness(mode) as h:
         reference = _Run(h, family, 1, STEPS * B)
         reference.train(0, 2)

@@ -4,11 +4,9 @@
 effective step, on the big batch's gradient, not on each micro-batch."""
 from __future__ import absolute_import, division, print_function
 
-import numpy as np
 import pytest
 
 import gradacc_compat as gac
-from gradacc_compat import families
 from gradacc_compat.compat import tf
 from tests import harness as H
 
@@ -41,12 +39,7 @@ def _big_batch(mode, family, x, y):
 @pytest.mark.parametrize("how", ["clip_global_norm", "transform"])
 @pytest.mark.parametrize("family", ["v1", "keras"])
 def test_clipping_acts_on_the_accumulated_gradient(mode, distributed, family, how):
-    available, reason = H.family_available(family)
-    if not available:
-        pytest.skip(reason)
-    if mode == "graph" and not families.adapter_for(
-            H.make_optimizer(family, "sgd")).works_in_graph:
-        pytest.skip("this Keras optimizer family refuses TF1 graphs (tested in test_equivalence)")
+    H.skip_unless_family_runs(family, mode)
     x, y = H.make_data(K * N * B, seed=53)
     expected = _big_batch(mode, family, x, y)
 
