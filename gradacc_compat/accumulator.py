@@ -842,17 +842,17 @@ class GradientAccumulator(tf.Module):
 
     def _apply_present_now(self, strategy, adapter, optimizer, apply_fn, reduce, guarded):
         seen = sorted(self._plain.seen)
-        # Each replica's flags, read where they are: an aggregated read of
-        # the variable would be one more all-reduce per effective step.
-        present = _local_sum(strategy, self._present)
         if tf.executing_eagerly():
-            flags = present.numpy()
+            flags = _local_sum(strategy, self._present).numpy()
             return self._apply_all(strategy, adapter, optimizer, apply_fn, reduce,
                                    [i for i in seen if flags[i] > 0])
         guarded = [i for i in guarded if i in self._plain.seen]
         always = [i for i in seen if i not in guarded]
-        if not guarded:
+        if not guarded:  # every variable had a gradient: no flag to read
             return self._apply_all(strategy, adapter, optimizer, apply_fn, reduce, always)
+        # Each replica's flags, read where they are: an aggregated read of
+        # the variable would be one more all-reduce per effective step.
+        present = _local_sum(strategy, self._present)
         flags = [tf.greater(present[i], 0.0) for i in guarded]
 
         def apply(chosen):
