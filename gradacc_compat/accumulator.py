@@ -233,6 +233,14 @@ class GradientAccumulator(tf.Module):
         ``nonfinite="skip"`` are counted in :attr:`skipped`, not here."""
         return self._iterations
 
+    def counts(self):
+        """``(micro_step, iterations)`` read as int64 tensors in any context
+        (under a strategy, this worker's first replica: replicas count
+        alike). In a TF1 graph, ops to run."""
+        strategy = self._plain.strategy
+        return tuple(_read(compat.local_results(strategy, v)[0])
+                     for v in (self._micro_step, self._iterations))
+
     @property
     def built(self):
         """Whether the accumulator's variables exist (after the first

@@ -11,6 +11,15 @@ the pending cycle as before. The reverse, a checkpoint with accumulator
 state restored by a run without accumulation, needs nothing: a Saver
 ignores the checkpoint's extra keys.
 
+The pending micro-batches of a session outlive it. A
+``CheckpointSaverHook`` (Estimator's, MonitoredTrainingSession's) saves at
+its end only if ``global_step`` moved since its last save, so the
+micro-batches after the last apply of every ``Estimator.train()`` call
+were lost, and epochs shorter than N never trained. The first time the
+hook saves with this Saver, the Saver joins the hook's listeners (the list
+Estimator's own ``saving_listeners`` join); at the hook's end it saves once
+more, at the same step, when a cycle is pending that no save has seen.
+
 ``gac.wrap`` of a ``tf.compat.v1.train`` optimizer registers its accumulator
 in the graph and, where the graph's ``SAVERS`` collection is empty, adds
 this Saver there: ``Estimator`` and ``MonitoredTrainingSession`` (their
@@ -19,6 +28,8 @@ Saver of your own (``Scaffold(saver=...)``, ``SAVERS``) is left alone.
 """
 from __future__ import absolute_import, division, print_function
 
+import inspect
+
 from gradacc_compat.compat import tf
 
 __all__ = ["register", "AccumulatorSaver"]
@@ -26,6 +37,7 @@ __all__ = ["register", "AccumulatorSaver"]
 #: The graph collection of the accumulators a Saver should know.
 COLLECTION = "gradacc_compat_accumulators"
 _SAVERS = tf.compat.v1.GraphKeys.SAVERS
+_HOOK = tf.compat.v1.train.CheckpointSaverHook
 
 
 def register(accumulator):
@@ -56,6 +68,7 @@ class AccumulatorSaver(tf.compat.v1.train.Saver):
     accumulator state into a graph with accumulators (a fresh cycle)."""
 
     _gac_fallback = None
+    _gac_counts = ()
 
     def build(self):
         super(AccumulatorSaver, self).build()
@@ -72,6 +85,14 @@ class AccumulatorSaver(tf.compat.v1.train.Saver):
         self._gac_fallback = tf.compat.v1.train.Saver(
             var_list=others, sharded=True, save_relative_paths=True)
         self._gac_init = tf.compat.v1.variables_initializer(state)
+        self._gac_counts = [acc.counts() for acc in graph.get_collection(COLLECTION)]
+
+    def save(self, sess, save_path, *args, **kwargs):
+        saved = super(AccumulatorSaver, self).save(sess, save_path, *args, **kwargs)
+        hook = _saving_hook() if self._gac_counts else None
+        if hook is not None:
+            _join(hook, PendingCycleListener(self, save_path, self._gac_counts))
+        return saved
 
     def restore(self, sess, save_path):
         if self._gac_fallback is not None and save_path is not None:
@@ -81,3 +102,53 @@ class AccumulatorSaver(tf.compat.v1.train.Saver):
                 sess.run(self._gac_init)
                 return None
         return super(AccumulatorSaver, self).restore(sess, save_path)
+
+
+def _saving_hook():
+    """The ``CheckpointSaverHook`` whose save is running (its ``_save``
+    calls the Saver), or None: the Saver was called some other way."""
+    frame = inspect.currentframe()
+    try:
+        for _ in range(4):
+            frame = frame.f_back
+            if frame is None:
+                return None
+            owner = frame.f_locals.get("self")
+            if isinstance(owner, _HOOK):
+                return owner
+        return None
+    finally:
+        del frame
+
+
+def _join(hook, listener):
+    listeners = getattr(hook, "_listeners", None)
+    if not isinstance(listeners, list):
+        return
+    if not any(isinstance(l, PendingCycleListener) and l.saver is listener.saver
+               for l in listeners):
+        listeners.append(listener)
+
+
+class PendingCycleListener(tf.compat.v1.train.CheckpointSaverListener):
+    """Saves a pending cycle at the hook's end that its last save did not
+    see (the checkpoint of the same step, written again with it)."""
+
+    def __init__(self, saver, save_path, counts):
+        self.saver, self.save_path = saver, save_path
+        self._counts = counts  # each accumulator's (micro_step, iterations)
+        self._seen = None
+
+    def _counters(self, session):
+        return tuple(tuple(c) for c in session.run(self._counts))
+
+    def after_save(self, session, global_step_value):
+        self._seen = (global_step_value, self._counters(session))
+
+    def end(self, session, global_step_value):
+        counters = self._counters(session)
+        pending = any(micro for micro, _ in counters)
+        if pending and self._seen != (global_step_value, counters):
+            self.saver.save(session, self.save_path, global_step=global_step_value,
+                            write_meta_graph=False)
+            self._seen = (global_step_value, counters)

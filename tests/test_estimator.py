@@ -41,7 +41,11 @@ def _model_variables(est):
                 if "gradient_accumulator" not in name)
 
 
-def _train_estimator(model_dir, steps, batch, x, y, strategy=None, max_steps=K):
+def _train_estimator(model_dir, steps, batch, x, y, strategy=None, max_steps=K,
+                     epochs=1, hook=True, **saving):
+    """Trains on (x, y) in ``epochs`` equal ``train()`` calls (the last
+    with ``max_steps``, the others until their input ends); ``saving`` are
+    RunConfig's checkpoint settings."""
     init, _ = H.initial_values()
 
     def model_fn(features, labels, mode):
@@ -53,17 +57,21 @@ def _train_estimator(model_dir, steps, batch, x, y, strategy=None, max_steps=K):
         train_op = opt.minimize(loss, global_step=tf.compat.v1.train.get_or_create_global_step())
         # The wrapper's hook applies only under TF 1.x collectives across
         # workers; passed here (one process), it must change nothing.
-        hooks = [opt.make_session_run_hook()] if steps > 1 else []
+        hooks = [opt.make_session_run_hook()] if steps > 1 and hook else []
         return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op,
                                           training_hooks=hooks)
 
-    def input_fn():
-        return tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
-
     config = tf.estimator.RunConfig(train_distribute=strategy,
-                                    session_config=compat.tf1_session_config(REPLICAS))
+                                    session_config=compat.tf1_session_config(REPLICAS),
+                                    **saving)
     est = tf.estimator.Estimator(model_fn, model_dir=model_dir, config=config)
-    est.train(input_fn, max_steps=max_steps)
+    size = len(x) // epochs
+    for epoch in range(epochs):
+        xs, ys = x[epoch * size:(epoch + 1) * size], y[epoch * size:(epoch + 1) * size]
+
+        def input_fn(xs=xs, ys=ys):
+            return tf.data.Dataset.from_tensor_slices((xs, ys)).batch(batch)
+        est.train(input_fn, max_steps=max_steps if epoch == epochs - 1 else None)
     return _model_variables(est)
 
 
@@ -94,6 +102,27 @@ def test_distributed_estimator_matches_single_device_big_batch(api, tmpdir):
     names = sorted(ref)
     H.assert_close([got[n] for n in names], [ref[n] for n in names],
                    "weights, Adam slots, global_step: %s" % names)
+
+
+@needs_estimator
+@pytest.mark.parametrize("saving", [
+    {"save_checkpoints_steps": 1}, {"save_checkpoints_steps": 2}, {}],
+    ids=["every_step", "every_2_steps", "default_timed"])
+def test_pending_micro_batches_carry_across_train_calls(saving, tmpdir):
+    """A train() call per epoch (the estimator idiom), epochs of 3
+    micro-batches with N = 4: the end-of-train checkpoint is skipped when
+    global_step did not move since the last save, and the pending
+    micro-batches of every call were lost (global_step 0 after 4 epochs).
+    The model_fn is the README's: no hook passed."""
+    steps, epochs = 4, 4
+    x, y = H.make_data(epochs * 3 * B, seed=73)
+    ref = _train_estimator(str(tmpdir.join("big")), 1, steps * B, x, y, max_steps=None)
+    got = _train_estimator(str(tmpdir.join("acc")), steps, B, x, y, max_steps=None,
+                           epochs=epochs, hook=False, **saving)
+    assert int(got["global_step"]) == int(ref["global_step"]) == 3
+    names = sorted(ref)
+    assert sorted(got) == names
+    H.assert_close([got[n] for n in names], [ref[n] for n in names], "variables: %s" % names)
 
 
 @pytest.mark.parametrize("api", STRATEGY_APIS)
