@@ -193,10 +193,13 @@ KERAS_DNN_OPTIMIZERS = {"Adagrad": lambda keras: keras.Adagrad(0.1),
                         "Momentum": lambda keras: keras.SGD(0.1, momentum=0.9)}
 
 
-def _train_wide_and_deep(api, model_dir, steps, batch, features, labels, reduction, dnn):
+def _train_wide_and_deep(api, model_dir, steps, batch, features, labels, reduction, dnn,
+                         schedule=None):
     """``api="v1"``: tf.compat.v1.estimator's class with tf.compat.v1.train
     optimizers; ``"v2"``: TF2's tf.estimator class with Keras (OptimizerV2)
-    optimizers."""
+    optimizers. ``schedule`` (v1): the deep optimizer is a callable whose
+    learning rate decays with ``schedule(global_step)``, as the class's
+    docstring shows."""
     fc = tf.feature_column
     ids = fc.categorical_column_with_identity("id", VOCAB)
 
@@ -209,6 +212,11 @@ def _train_wide_and_deep(api, model_dir, steps, batch, features, labels, reducti
         linear = train.FtrlOptimizer(0.1, l1_regularization_strength=0.001,
                                      l2_regularization_strength=0.001)
         deep = DNN_OPTIMIZERS[dnn](train)
+        if schedule is not None:
+            def deep():
+                step = schedule(tf.compat.v1.train.get_global_step())
+                lr = train.exponential_decay(0.1, step, decay_steps=1, decay_rate=0.5)
+                return wrapped(train.MomentumOptimizer(lr, 0.9))
     else:
         keras = compat.keras_legacy_optimizers() or compat.keras_module().optimizers
         cls, losses = tf.estimator.DNNLinearCombinedClassifier, compat.keras_module().losses
@@ -221,7 +229,7 @@ def _train_wide_and_deep(api, model_dir, steps, batch, features, labels, reducti
         linear_optimizer=wrapped(linear),
         dnn_feature_columns=[fc.embedding_column(ids, 3), fc.numeric_column("x", shape=(4,))],
         dnn_hidden_units=[4],
-        dnn_optimizer=wrapped(deep),
+        dnn_optimizer=deep if callable(deep) else wrapped(deep),
         loss_reduction=(losses.Reduction.SUM if reduction == "sum"
                         else losses.Reduction.SUM_OVER_BATCH_SIZE),
         config=tf.estimator.RunConfig(tf_random_seed=7))
@@ -288,6 +296,30 @@ def test_canned_wide_and_deep_matches_big_batch(api, reduction, dnn, tmpdir):
     assert looked_up.max() < 13 and len(looked_up) > 8
     assert np.all(got[weights[0]][13:] == 0)
     assert np.all(got[weights[0]][looked_up] != 0)
+
+
+@needs_estimator
+@pytest.mark.parametrize("keyed_on", ["effective_steps", "global_step"])
+def test_v1_combined_schedule_keyed_on_effective_steps(keyed_on, tmpdir):
+    """v1 DNNLinearCombined* add 1 to global_step per batch: a schedule on
+    global_step ran N times fast (3.55 off on 1.x). Keyed on
+    ``global_step // N`` (the README's line) it is the big batch's."""
+    features, labels = _wide_and_deep_data(K * N * B)
+    args = (features, labels, "sum", "Momentum")
+    # Both runs build the same ops before the model's (the graph seed then
+    # gives each initializer the same op seed): global_step // 1 here.
+    ref = _train_wide_and_deep("v1", str(tmpdir.join("big")), 1, N * B, *args,
+                               schedule=lambda step: step // 1)
+    per = N if keyed_on == "effective_steps" else 1
+    got = _train_wide_and_deep("v1", str(tmpdir.join("acc")), N, B, *args,
+                               schedule=lambda step: step // per)
+    ref, got = _by_variable(ref), _by_variable(got)
+    names = sorted(n for n in ref if n != "global_step" and "/dnn/" in "/" + n)
+    assert names and sorted(n for n in got if n in names) == names
+    if keyed_on == "effective_steps":
+        H.assert_close([got[n] for n in names], [ref[n] for n in names], "dnn: %s" % names)
+    else:  # what the README warns of: the decay runs N times fast
+        assert max(np.abs(got[n] - ref[n]).max() for n in names) > 1e-3
 
 
 @needs_estimator
