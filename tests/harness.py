@@ -88,6 +88,31 @@ def big_batch_weights(mode, make_optimizer, x, y, batch):
         return env.values(variables)
 
 
+def minimize_in_graph(make_optimizer, x, y, steps, batch, extra=None, state=None):
+    """[(weights, optimizer state, global_step)] for the big batch and for
+    ``steps`` micro-batches of ``batch``, each trained in a TF1 graph with
+    ``make_optimizer(steps).minimize(loss, global_step, **extra(variables))``.
+    ``state(optimizer, variables)`` lists the optimizer's variables to
+    compare (default: its slots and non-slot variables)."""
+    results = []
+    for n, size in ((1, steps * batch), (steps, batch)):
+        with Harness("graph") as h:
+            variables = make_variables()
+            xb = tf.compat.v1.placeholder(tf.float32, [size, 4])
+            yb = tf.compat.v1.placeholder(tf.float32, [size, 3])
+            gstep = tf.compat.v1.train.get_or_create_global_step()
+            opt = make_optimizer(n)
+            train_op = opt.minimize(global_mean_loss(variables, xb, yb, size),
+                                    global_step=gstep, **(extra(variables) if extra else {}))
+            h.initialize()
+            for start in range(0, len(x), size):
+                h.session.run(train_op, {xb: x[start:start + size], yb: y[start:start + size]})
+            results.append((h.values(variables),
+                            h.values((state or optimizer_state)(opt, variables)),
+                            int(h.value(gstep))))
+    return results
+
+
 def make_data(count, seed=1):
     rng = np.random.RandomState(seed)
     x = rng.normal(size=(count, 4)).astype("float32")

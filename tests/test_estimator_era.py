@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import gradacc_compat as gac
+from gradacc_compat import compat
 from gradacc_compat.compat import tf
 from tests import harness as H
 
@@ -110,21 +111,13 @@ def test_inner_apply_keywords_reach_the_inner_optimizer():
     """decay_var_list was refused by the wrapper (TypeError), or dropped:
     OpenNMT-tf then decayed the biases too."""
     x, y = H.make_data(N * B, seed=61)
-    results = []
-    for steps, batch in ((1, N * B), (N, B)):
-        with H.Harness("graph") as h:
-            variables = H.make_variables()
-            xb = tf.compat.v1.placeholder(tf.float32, [batch, 4])
-            yb = tf.compat.v1.placeholder(tf.float32, [batch, 3])
-            opt = DecayListOptimizer(0.1)
-            if steps > 1:
-                opt = gac.wrap(opt, steps)
-            train_op = opt.minimize(H.global_mean_loss(variables, xb, yb, batch),
-                                    var_list=variables, decay_var_list=variables[:1])
-            h.initialize()
-            for i in range(0, len(x), batch):
-                h.session.run(train_op, {xb: x[i:i + batch], yb: y[i:i + batch]})
-            results.append(h.values(variables))
+
+    def make(steps):
+        return gac.wrap(DecayListOptimizer(0.1), steps) if steps > 1 else DecayListOptimizer(0.1)
+
+    results = [weights for weights, _, _ in H.minimize_in_graph(
+        make, x, y, N, B, extra=lambda variables: {"var_list": variables,
+                                                   "decay_var_list": variables[:1]})]
     H.assert_close(results[1], results[0], "weights (the kernel decayed, the bias not)")
 
 
@@ -156,15 +149,78 @@ def _variable_names(make_optimizer, steps):
                       if "gradient_accumulator" not in v.op.name)
 
 
-def test_wrapping_a_delegating_optimizer_keeps_every_name():
+def _loss_scaled(optimizer):
+    lso = getattr(getattr(tf.compat.v1.train, "experimental", None),
+                  "MixedPrecisionLossScaleOptimizer", None)
+    if lso is None:
+        pytest.skip("no tf.compat.v1.train.experimental.MixedPrecisionLossScaleOptimizer")
+    return lso(optimizer, "dynamic")
+
+
+def _moving_average(optimizer):
+    try:
+        from tensorflow.contrib.opt import MovingAverageOptimizer
+    except ImportError:
+        pytest.skip("tf.contrib.opt is TF 1.x only")
+    return MovingAverageOptimizer(optimizer, average_decay=0.5)
+
+
+DELEGATING = {
+    "delegating": Delegating,  # tensor2tensor's ConditionalOptimizer
+    "cross_shard": lambda opt: tf.compat.v1.tpu.CrossShardOptimizer(opt),
+    "loss_scale": _loss_scaled,
+    "moving_average": _moving_average,
+}
+
+
+@pytest.mark.parametrize("outer", sorted(DELEGATING))
+def test_wrapping_a_delegating_optimizer_keeps_every_name(outer):
     """Its inner Adam made beta1_power inside the apply's cond
     (cond_1/beta1_power): a checkpoint of a run without accumulation then
-    failed to restore. Every name is the one the unwrapped run makes."""
+    failed to restore (ConditionalOptimizer also lacked ``_name``). Every
+    name is the one the unwrapped run makes. (CrossShardOptimizer's
+    all-reduce has no CPU kernel: its graph is built, not run.)"""
+    if outer == "loss_scale" and compat.TF1:
+        pytest.skip("a stated gap (README): on TF 1.x the unwrapped loss-scale "
+                    "optimizer itself names them under its cond (cond_1/beta1_power)")
+
     def make():
-        return Delegating(tf.compat.v1.train.AdamOptimizer(0.1))
+        return DELEGATING[outer](tf.compat.v1.train.AdamOptimizer(0.1))
     plain = _variable_names(make, 1)
-    assert "beta1_power" in plain
+    assert any(name.endswith("beta1_power") for name in plain), plain
     assert _variable_names(make, N) == plain
+
+
+def test_loss_scale_outside_the_wrapper_keeps_tf_names():
+    """The README's way around the TF 1.x gap above."""
+    def plain():
+        return _loss_scaled(tf.compat.v1.train.AdamOptimizer(0.1))
+
+    def inside():
+        return _loss_scaled(gac.wrap(tf.compat.v1.train.AdamOptimizer(0.1), N))
+    assert _variable_names(inside, 1) == _variable_names(plain, 1)
+
+
+def test_moving_average_optimizer_averages_once_per_effective_step():
+    """contrib's MovingAverageOptimizer (it failed like a delegating
+    optimizer): the weights, Momentum's slots and the averages equal the
+    big batch's -- the average moves once per effective step."""
+    x, y = H.make_data(K * N * B, seed=79)
+
+    def make(steps):
+        opt = _moving_average(tf.compat.v1.train.MomentumOptimizer(0.1, 0.9))
+        return gac.wrap(opt, steps) if steps > 1 else opt
+
+    def state(opt, variables):
+        return sorted((v for v in tf.compat.v1.global_variables()
+                       if "Momentum" in v.op.name or "ExponentialMovingAverage" in v.op.name),
+                      key=lambda v: v.op.name)
+
+    (ref, ref_state, ref_step), (got, got_state, step) = H.minimize_in_graph(
+        make, x, y, N, B, state=state)
+    assert len(ref_state) == 4 and ref_step == step == K
+    H.assert_close(got, ref, "weights")
+    H.assert_close(got_state, ref_state, "Momentum slots and moving averages")
 
 
 def test_two_train_ops_from_one_wrapper_are_refused():

@@ -50,27 +50,6 @@ def test_v1_optimizer_global_step_counts_effective_steps(mode, distributed):
     H.assert_close(got, reference, "weights and momentum")
 
 
-def _minimize_in_graph(make_optimizer, x, y):
-    """[(weights, optimizer state, global_step)] for the big batch and for N micro-batches,
-    each trained with ``make_optimizer(steps).minimize(loss, global_step)``."""
-    results = []
-    for steps, batch in ((1, N * B), (N, B)):
-        with H.Harness("graph") as h:
-            variables = H.make_variables()
-            xb = tf.compat.v1.placeholder(tf.float32, [batch, 4])
-            yb = tf.compat.v1.placeholder(tf.float32, [batch, 3])
-            gstep = tf.compat.v1.train.get_or_create_global_step()
-            opt = make_optimizer(steps)
-            train_op = opt.minimize(H.global_mean_loss(variables, xb, yb, batch),
-                                    global_step=gstep)
-            h.initialize()
-            for start in range(0, len(x), batch):
-                h.session.run(train_op, {xb: x[start:start + batch], yb: y[start:start + batch]})
-            results.append((h.values(variables), h.values(H.optimizer_state(opt, variables)),
-                            int(h.value(gstep))))
-    return results
-
-
 def test_v1_minimize_in_a_graph():
     """The estimator-era one-liner: minimize(loss, global_step=...)."""
     x, y = H.make_data(K * N * B)
@@ -79,7 +58,7 @@ def test_v1_minimize_in_a_graph():
         inner = tf.compat.v1.train.AdamOptimizer(0.05)
         return gac.wrap(inner, steps) if steps > 1 else inner
 
-    (ref, ref_state, ref_step), (got, state, step) = _minimize_in_graph(make, x, y)
+    (ref, ref_state, ref_step), (got, state, step) = H.minimize_in_graph(make, x, y, N, B)
     H.assert_close(got, ref, "weights")
     H.assert_close(state, ref_state, "Adam state")
     assert ref_step == step == K
@@ -523,7 +502,7 @@ def test_v1_loss_scale_optimizer_in_a_graph(order):
             return gac.wrap(lso(inner, "dynamic"), steps)
         return lso(gac.wrap(inner, steps), "dynamic")
 
-    (ref, _, ref_step), (got, _, step) = _minimize_in_graph(make, x, y)
+    (ref, _, ref_step), (got, _, step) = H.minimize_in_graph(make, x, y, N, B)
     H.assert_close(got, ref, "weights")
     assert ref_step == step == K
 
