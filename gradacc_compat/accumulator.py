@@ -973,10 +973,10 @@ class GradientAccumulator(tf.Module):
             grads_and_vars = list(zip(grads, applied_vars))
             if not grads_and_vars:  # no variable got a gradient this cycle
                 applied = None
-            elif apply_fn is not None:
-                applied = apply_fn(grads_and_vars)
             else:
-                applied = adapter.apply(optimizer, grads_and_vars)
+                with adapter.applying(optimizer):
+                    applied = (apply_fn(grads_and_vars) if apply_fn is not None
+                               else adapter.apply(optimizer, grads_and_vars))
             deps = [t for t in [applied] + grads if t is not None and not _is_python(t)]
             deps = [t.values if isinstance(t, tf.IndexedSlices) else t for t in deps]
             with tf.control_dependencies(deps if not tf.executing_eagerly() else []):

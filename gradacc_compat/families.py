@@ -12,7 +12,9 @@ and whether it can run in a TF1 graph.  Each family answers:
   that gates the apply break (Keras 3 under MirroredStrategy in a
   ``tf.function``: "You must feed a value for placeholder tensor 'cond/...'";
   TF 1.14 eager Keras Adam: fails in ``colocate_vars_with``).
-* ``apply(optimizer, grads_and_vars)``: one ordinary ``apply_gradients``.
+* ``apply(optimizer, grads_and_vars)``: one ordinary ``apply_gradients``,
+  built inside ``applying(optimizer)`` (what the family needs around an
+  apply that runs in the accumulator's conditional).
 
 and, for ``gac.wrap``'s Keras subclasses: where clipping happens
 (``clips_in_apply``), the learning rate as given (``raw_learning_rate`` /
@@ -20,6 +22,8 @@ and, for ``gac.wrap``'s Keras subclasses: where clipping happens
 optimizer's state in (``saved_state``).
 """
 from __future__ import absolute_import, division, print_function
+
+import contextlib
 
 from gradacc_compat import compat
 from gradacc_compat.compat import tf
@@ -60,6 +64,10 @@ class _Family(object):
 
     def apply(self, optimizer, grads_and_vars):
         return optimizer.apply_gradients(grads_and_vars)
+
+    @contextlib.contextmanager
+    def applying(self, optimizer):
+        yield
 
     def iterations(self, optimizer):
         return getattr(optimizer, "iterations", None)
@@ -112,6 +120,35 @@ class _V1Train(_Family):
         # checkpoint written without accumulation would not restore.
         for held in _held_optimizers(optimizer):
             held._create_slots(variables)
+
+    @contextlib.contextmanager
+    def applying(self, optimizer):
+        """TF1 code looks its non-slot variables up with
+        ``_get_non_slot_variable(name, graph=tf.get_default_graph())``. In a
+        TF 2.x graph the apply's cond is a ``cond_v2``, whose branch is a
+        function graph of its own: the lookup found nothing (``TypeError:
+        ... 'NoneType'``). While the apply is built there, each non-slot
+        variable made in a graph enclosing it is found under the branch's
+        graph too."""
+        graph = tf.compat.v1.get_default_graph()
+        outer, enclosing = getattr(graph, "outer_graph", None), []
+        while outer is not None:
+            enclosing.append(outer)
+            outer = getattr(outer, "outer_graph", None)
+        added = []
+        for held in (_held_optimizers(optimizer) if enclosing else ()):
+            table = getattr(held, "_non_slot_dict", None)
+            if not isinstance(table, dict):
+                continue
+            for (name, made_in), variable in list(table.items()):
+                if any(made_in is g for g in enclosing) and (name, graph) not in table:
+                    table[(name, graph)] = variable
+                    added.append((table, (name, graph)))
+        try:
+            yield
+        finally:
+            for table, key in added:
+                table.pop(key, None)
 
 
 class _OptimizerV2(_Family):

@@ -191,6 +191,51 @@ def test_wrapping_a_delegating_optimizer_keeps_every_name(outer):
     assert _variable_names(make, N) == plain
 
 
+class PowerDecay(tf.compat.v1.train.GradientDescentOptimizer):
+    """A TF1 idiom: a non-slot variable made in ``_create_slots`` and looked
+    up with ``get_default_graph()`` (TF's own Adam lifts the lookup out with
+    ``init_scope``; user optimizers of the era often do not)."""
+
+    def _create_slots(self, var_list):
+        first = min(var_list, key=lambda v: v.name)
+        self._create_non_slot_variable(initial_value=1.0, name="decay_power",
+                                       colocate_with=first)
+
+    def _power(self):
+        return self._get_non_slot_variable("decay_power",
+                                           graph=tf.compat.v1.get_default_graph())
+
+    def _apply_dense(self, grad, var):
+        return var.assign_sub(self._learning_rate * self._power() * grad)
+
+    _resource_apply_dense = _apply_dense
+
+    def _finish(self, update_ops, name_scope):
+        power = self._power()
+        with tf.control_dependencies(update_ops):
+            update = power.assign(power * 0.5)
+        return tf.group(*(list(update_ops) + [update]), name=name_scope)
+
+
+def test_non_slot_variable_looked_up_in_the_default_graph():
+    """On TF 2.x graphs the apply's cond is a cond_v2 (a function graph of
+    its own): the lookup found nothing and the build failed (TypeError on
+    2.15); 1.14 and 1.15 were exact."""
+    x, y = H.make_data(K * N * B, seed=83)
+
+    def make(steps):
+        return gac.wrap(PowerDecay(0.1), steps) if steps > 1 else PowerDecay(0.1)
+
+    def state(opt, variables):
+        return [v for v in tf.compat.v1.global_variables() if "decay_power" in v.op.name]
+
+    (ref, ref_state, ref_step), (got, got_state, step) = H.minimize_in_graph(
+        make, x, y, N, B, state=state)
+    assert ref_step == step == K and len(ref_state) == 1
+    H.assert_close(got, ref, "weights")
+    H.assert_close(got_state, ref_state, "decay_power")
+
+
 def test_loss_scale_outside_the_wrapper_keeps_tf_names():
     """The README's way around the TF 1.x gap above."""
     def plain():
