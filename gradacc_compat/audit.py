@@ -158,6 +158,47 @@ def warn_once(owner, key, message):
     warnings.warn("gradacc_compat: " + message, AccumulationWarning, stacklevel=3)
 
 
+#: Ops a loss passes through on its way from the head's reduction to
+#: ``minimize``: regularization added, an identity.
+_ADDS = ("Identity", "Add", "AddV2", "AddN")
+
+
+def sum_reduced_loss(loss):
+    """The name of the op that sums ``loss`` over its batch where ``loss``
+    comes from ``tf.compat.v1.losses`` with ``Reduction.SUM`` (a v1 canned
+    head's default ``loss_reduction``), regularization losses added or not;
+    else None. TF1 graphs only (eagerly a loss is a value)."""
+    if tf.executing_eagerly() or not hasattr(loss, "op"):
+        return None
+    ops = [loss.op]
+    for _ in range(4):
+        for op in ops:
+            # compute_weighted_loss's SUM: reduce_sum(multiply(losses, weights))
+            # in the loss function's scope (the mean-like reductions end in
+            # a DivNoNan named "value").
+            scope, _, last = op.name.rpartition("/")
+            if (op.type == "Sum" and last == "Sum" and scope
+                    and op.inputs[0].op.name == scope + "/Mul"):
+                return op.name
+        ops = [i.op for op in ops if op.type in _ADDS for i in op.inputs]
+    return None
+
+
+def warn_if_sum_reduced(owner, loss, reduction, steps):
+    """Warns once per ``owner`` where ``loss`` is summed over the batch and
+    the wrapper averages its micro-batches: each effective step would apply
+    1/``steps`` of the big batch's gradient."""
+    summed = sum_reduced_loss(loss) if reduction == "mean" else None
+    if summed:
+        warn_once(owner, "sum_reduced_loss", (
+            "the loss given to minimize is summed over its batch (%s: tf.compat.v1.losses "
+            "with Reduction.SUM, a v1 canned head's default loss_reduction) while the "
+            "wrapper averages its %d micro-batches (reduction=\"mean\"): each effective "
+            "step applies 1/%d of the big batch's gradient. Wrap with gac.wrap(optimizer, "
+            "%d, reduction=\"sum\") for the big batch's; keep \"mean\" if that 1/%d "
+            "step is what you want." % (summed, steps, steps, steps, steps)))
+
+
 #: TF 1.x's StepCounterHook (every Estimator, MonitoredTrainingSession) warns
 #: when a run leaves global_step where it was: by design on N - 1 runs of N.
 _STEP_WARNING = "It seems that global step (tf.train.get_global_step) has not been increased"

@@ -307,6 +307,8 @@ class AccumulatingOptimizerV1(_AccumulatingBase, tf.compat.v1.train.Optimizer):
         if not [g for g, _ in grads_and_vars if g is not None]:
             raise ValueError("No gradients provided for any variable: %s. Check that the loss "
                              "depends on them." % ([str(v) for _, v in grads_and_vars],))
+        audit.warn_if_sum_reduced(self, loss, self._gac_options.get("reduction", "mean"),
+                                  self._gac_steps)
         return self.apply_gradients(grads_and_vars, global_step=global_step, name=name,
                                     **kwargs)
 

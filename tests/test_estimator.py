@@ -377,6 +377,8 @@ def test_what_global_step_counts_in_each_v1_canned_estimator(cls_name, counts, t
     def input_fn():
         return tf.data.Dataset.from_tensor_slices((features, labels)).batch(B)
 
-    est.train(input_fn)  # every batch once: K * N micro-batches
+    # The v1 heads' default loss_reduction=SUM with reduction="mean": said.
+    with pytest.warns(gac.AccumulationWarning, match="summed over its batch"):
+        est.train(input_fn)  # every batch once: K * N micro-batches
     step = int(est.get_variable_value("global_step"))
     assert step == (K if counts == "effective steps" else K * N), (cls_name, step)

@@ -11,6 +11,7 @@ wrapper's ``apply_gradients`` returns (true on the runs that applied)."""
 from __future__ import absolute_import, division, print_function
 
 import logging
+import warnings
 
 import numpy as np
 import pytest
@@ -296,3 +297,28 @@ def test_global_step_warnings_of_the_runs_between_applies_are_dropped():
     assert not logger.filter(record)
     other = logging.LogRecord("tensorflow", logging.WARNING, __file__, 1, "another", (), None)
     assert logger.filter(other)
+
+
+@pytest.mark.parametrize("loss_reduction, reduction, warns", [
+    ("SUM", "mean", True), ("SUM", "sum", False), ("SUM_OVER_BATCH_SIZE", "mean", False)])
+def test_a_loss_summed_over_the_batch_with_the_mean_wrapper_warns(loss_reduction, reduction,
+                                                                   warns):
+    """A v1 canned head's default loss_reduction=SUM with the wrapper's
+    default reduction="mean" applied 1/N of the big batch's step, silently
+    (documented only)."""
+    with H.Harness("graph"):
+        variables = H.make_variables()
+        x, y = H.make_data(B)
+        loss = tf.compat.v1.losses.mean_squared_error(
+            y, tf.matmul(x, variables[0]) + variables[1],
+            reduction=getattr(tf.compat.v1.losses.Reduction, loss_reduction))
+        loss += 0.01 * tf.nn.l2_loss(variables[0])  # regularization added
+        opt = gac.wrap(tf.compat.v1.train.GradientDescentOptimizer(0.1), N, reduction=reduction)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            opt.minimize(loss, var_list=variables)
+    said = [str(w.message) for w in caught if issubclass(w.category, gac.AccumulationWarning)
+            and "summed over its batch" in str(w.message)]
+    assert len(said) == (1 if warns else 0), said
+    if warns:
+        assert 'reduction="sum"' in said[0] and "1/%d" % N in said[0]
