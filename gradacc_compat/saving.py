@@ -29,7 +29,9 @@ Saver of your own (``Scaffold(saver=...)``, ``SAVERS``) is left alone.
 from __future__ import absolute_import, division, print_function
 
 import inspect
+import warnings
 
+from gradacc_compat import audit
 from gradacc_compat.compat import tf
 
 __all__ = ["register", "AccumulatorSaver"]
@@ -38,6 +40,14 @@ __all__ = ["register", "AccumulatorSaver"]
 COLLECTION = "gradacc_compat_accumulators"
 _SAVERS = tf.compat.v1.GraphKeys.SAVERS
 _HOOK = tf.compat.v1.train.CheckpointSaverHook
+_STEP_AHEAD = (
+    "gradacc_compat: global_step moved %d times over %d effective steps: something "
+    "besides the wrapper advances it on every run (a step counter of your own beside an "
+    "optimizer that ignores global_step, as BERT's create_optimizer; the v1 "
+    "DNNLinearCombined* estimators). Schedules keyed on global_step then count "
+    "micro-steps. Advance it by the boolean the wrapper's apply_gradients returns, "
+    "global_step.assign_add(tf.cast(applied, tf.int64)), or key schedules on "
+    "global_step // steps (README: Estimator-era code).")
 
 
 def register(accumulator):
@@ -137,16 +147,33 @@ class PendingCycleListener(tf.compat.v1.train.CheckpointSaverListener):
     def __init__(self, saver, save_path, counts):
         self.saver, self.save_path = saver, save_path
         self._counts = counts  # each accumulator's (micro_step, iterations)
-        self._seen = None
+        self._seen = self._first = None
+        self._warned = False
 
     def _counters(self, session):
         return tuple(tuple(c) for c in session.run(self._counts))
 
     def after_save(self, session, global_step_value):
         self._seen = (global_step_value, self._counters(session))
+        self._check_step(global_step_value, self._seen[1])
+
+    def _check_step(self, step, counters):
+        """Warns where ``global_step`` moves more often than cycles apply:
+        something else advances it every run (BERT's ``create_optimizer``
+        beside an optimizer that ignores it; v1 DNNLinearCombined*)."""
+        cycles = max(iterations for _, iterations in counters) if counters else 0
+        if self._first is None:
+            self._first = (step, cycles)
+            return
+        moves, cycles = step - self._first[0], cycles - self._first[1]
+        if cycles >= 1 and moves > cycles and not self._warned:
+            self._warned = True
+            warnings.warn(_STEP_AHEAD % (moves, cycles), audit.AccumulationWarning,
+                          stacklevel=2)
 
     def end(self, session, global_step_value):
         counters = self._counters(session)
+        self._check_step(global_step_value, counters)
         pending = any(micro for micro, _ in counters)
         if pending and self._seen != (global_step_value, counters):
             self.saver.save(session, self.save_path, global_step=global_step_value,

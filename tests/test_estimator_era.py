@@ -322,3 +322,35 @@ def test_a_loss_summed_over_the_batch_with_the_mean_wrapper_warns(loss_reduction
     assert len(said) == (1 if warns else 0), said
     if warns:
         assert 'reduction="sum"' in said[0] and "1/%d" % N in said[0]
+
+
+@pytest.mark.parametrize("counter", ["every_run", "applied"])
+def test_global_step_moved_on_every_run_is_said(counter, tmpdir):
+    """BERT's create_optimizer adds 1 to global_step on every run beside an
+    optimizer that ignores it: with accumulation it counted micro-steps,
+    silently. The wrapper's Saver (its listener at the checkpoint hook's
+    saves and end) sees global_step move more often than cycles apply."""
+    with tf.Graph().as_default():
+        variables = H.make_variables()
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        x, y = H.make_data(B)
+        loss = H.global_mean_loss(variables, x, y, B)
+        opt = gac.wrap(WeightDecayMomentum(0.1), N)
+        applied = opt.apply_gradients(list(zip(tf.gradients(loss, variables), variables)),
+                                      global_step=global_step)
+        increment = 1 if counter == "every_run" else tf.cast(applied, tf.int64)
+        with tf.control_dependencies([applied]):
+            train_op = global_step.assign_add(increment)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with tf.compat.v1.train.MonitoredTrainingSession(
+                    checkpoint_dir=str(tmpdir), config=compat.tf1_session_config(1)) as session:
+                for _ in range(K * N):
+                    session.run(train_op)
+    said = [str(w.message) for w in caught if issubclass(w.category, gac.AccumulationWarning)
+            and "global_step moved" in str(w.message)]
+    if counter == "every_run":
+        assert len(said) == 1 and "moved %d times over %d effective steps" % (K * N, K) in said[0]
+        assert "tf.cast(applied, tf.int64)" in said[0]
+    else:
+        assert not said
