@@ -61,8 +61,9 @@ class Report(object):
     """The rows of a verify run. ``passed``: every row that ran passed (and
     at least one ran); ``hints``: what to do about a FAIL."""
 
-    def __init__(self, title, rows, hints=()):
+    def __init__(self, title, rows, hints=(), notes=()):
         self.title, self.rows, self.hints = title, list(rows), list(hints)
+        self.notes = list(notes)  # said whatever the verdict
 
     @property
     def passed(self):
@@ -80,6 +81,9 @@ class Report(object):
                 lines.append("  %-38s %-11s %-20s %-10.2e %-11.2e %s%s" % (
                     r.optimizer, _MODE_LABEL.get(r.mode, r.mode), r.strategy, r.weights,
                     r.state, "PASS" if r.passed else "FAIL", ("  " + r.note) if r.note else ""))
+        if self.notes:
+            lines.append("Notes:")
+            lines.extend("  - " + n for n in self.notes)
         if not self.passed:
             lines.append("What to do:")
             lines.extend("  - " + h for h in self.hints)
@@ -274,10 +278,38 @@ def verify(model=None, optimizer=None, batch=None, steps=4, loss="mse", variable
                                  dist, tolerance, big))
             if skip_distributed and distributed is None:
                 rows.append(Row(label, mode, _MIRRORED, note=skip_distributed))
-    report = Report(_title(steps, effective_steps, len(x) // steps), rows, _hints(subject))
+    report = Report(_title(steps, effective_steps, len(x) // steps), rows, _hints(subject),
+                    _schedule_notes(optimizers, steps))
     if print_fn is not None:
         print_fn(str(report))
     return report
+
+
+def _schedule_notes(optimizers, steps):
+    """What a learning rate that counts steps means under accumulation."""
+    notes = []
+    for label, make in optimizers:
+        try:
+            made = make()
+            lr = families.adapter_for(made).raw_learning_rate(made)
+        except Exception:  # noqa: BLE001 - the rows report what fails
+            continue
+        if any(c.__name__ == "LearningRateSchedule" for c in type(lr).__mro__):
+            notes.append(
+                "%s: the learning rate is a schedule (%s) on the optimizer's step count; "
+                "wrapped, that count advances once per effective step, as on the big batch "
+                "(the rows check it). Count the schedule's steps (decay steps, warmup, "
+                "total steps) in effective steps: from the effective batch of %d "
+                "micro-batches, not from the micro-batch (BERT's num_train_steps and "
+                "warmup proportion)." % (label, type(lr).__name__, steps))
+        elif callable(lr) or isinstance(lr, tf.Tensor):  # (a Variable is a constant)
+            notes.append(
+                "%s: the learning rate is a %s: where it reads a step counter, key it on "
+                "one that counts effective steps (a wrapped Keras optimizer's iterations; "
+                "the global_step given to a wrapped v1 optimizer; in a v1 "
+                "DNNLinearCombined* estimator, global_step // %d) and count its steps in "
+                "effective steps." % (label, "function" if callable(lr) else "tensor", steps))
+    return notes
 
 
 def _why_not_distributed(subject, micro_batch):

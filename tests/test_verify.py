@@ -122,6 +122,24 @@ def test_verify_a_built_keras_model_restores_its_weights_between_rows():
     assert all("function that builds it" in r.note for r in skipped)
 
 
+@pytest.mark.skipif(not compat.eager_by_default(), reason="a Keras model instance is used eagerly")
+def test_verify_says_what_a_learning_rate_schedule_counts():
+    """A schedule keyed on a step counter: the report says its steps are
+    effective steps (BERT's num_train_steps comes from the batch size)."""
+    keras = compat.keras_module()
+    x, y = H.make_data(8)
+    schedule = keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)
+    report = gac.verify(model=H.keras_dense_model,
+                        optimizer={"decayed": lambda: keras.optimizers.SGD(schedule),
+                                   "constant": lambda: keras.optimizers.SGD(0.1)},
+                        batch=(x, y), steps=2, modes=["eager"], distributed=False,
+                        print_fn=None)
+    assert report.passed, str(report)
+    assert len(report.notes) == 1 and report.notes[0].startswith("decayed:")
+    assert "ExponentialDecay" in report.notes[0] and "effective steps" in report.notes[0]
+    assert "Notes:" in str(report)
+
+
 def test_verify_bad_input_says_what_was_received():
     x, y = H.make_data(10)
     with pytest.raises(TypeError, match="function that returns a NEW optimizer"):
