@@ -13,6 +13,10 @@ loops make, each as ``file:line: CODE message`` on the line of the mistake:
           the function that accumulates: one all-reduce per micro-step.
 * GAC005  a Python counter or list passed to a ``tf.function``: it retraces
           on every new value (or reads a stale one).
+* GAC006  gradients clipped before a ``gac.wrap`` optimizer's apply (each
+          micro-batch clipped) -- see ``lint_wrapped``.
+* GAC007  a step counter advanced on every run beside a ``gac.wrap``
+          optimizer (it counts micro-steps) -- see ``lint_wrapped``.
 
 Exit status: 1 when something was found, 0 when clean, 2 on bad usage or
 an unreadable file. ``--suggest`` also prints the gradacc_compat loop that
@@ -24,6 +28,17 @@ import ast
 import io
 import os
 import sys
+
+from gradacc_compat import lint_wrapped
+from gradacc_compat.lint_ast import FUNCTIONS as _FUNCTIONS
+from gradacc_compat.lint_ast import NUMBER as _NUMBER
+from gradacc_compat.lint_ast import call_name as _call_name
+from gradacc_compat.lint_ast import dotted_name as _name
+from gradacc_compat.lint_ast import last as _last
+from gradacc_compat.lint_ast import method as _method
+from gradacc_compat.lint_ast import names_in as _names_in
+from gradacc_compat.lint_ast import targets as _targets
+from gradacc_compat.lint_ast import walk as _walk
 
 __all__ = ["Finding", "lint_source", "lint_paths", "main", "SUGGESTION"]
 
@@ -66,6 +81,7 @@ MESSAGES = {
                "new value (and a list of tensors is traced as constants). Keep counters "
                "and accumulators in tf.Variables (gac.GradientAccumulator keeps both)"),
 }
+MESSAGES.update(lint_wrapped.MESSAGES)
 
 
 class Finding(object):
@@ -82,70 +98,9 @@ class Finding(object):
 
 
 # ------------------------------------------------------------ ast helpers
-def _name(node):
-    """``a.b.c`` for Name/Attribute chains, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
-def _call_name(node):
-    return _name(node.func) if isinstance(node, ast.Call) else None
-
-
-def _method(node):
-    """The called function's own name (``assign_add`` in ``a[i].assign_add(...)``)."""
-    if not isinstance(node, ast.Call):
-        return None
-    if isinstance(node.func, ast.Attribute):
-        return node.func.attr
-    return node.func.id if isinstance(node.func, ast.Name) else None
-
-
-def _last(name):
-    return name.rsplit(".", 1)[-1] if name else None
-
-
-def _walk(node, stop=()):
-    """``ast.walk`` that does not descend into nodes of the types ``stop``."""
-    todo = [node]
-    while todo:
-        current = todo.pop()
-        yield current
-        for child in ast.iter_child_nodes(current):
-            if not isinstance(child, stop):
-                todo.append(child)
-
-
-# Number literals: ast.Num up to Python 3.7, ast.Constant from 3.8 (where
-# ast.Num is deprecated). TODO: ast.Constant alone when 2.7 and 3.7 go.
-_NUMBER = (ast.Constant,) if sys.version_info >= (3, 8) else (ast.Num,)
-_FUNCTIONS = tuple(t for t in (getattr(ast, "FunctionDef", None),
-                               getattr(ast, "AsyncFunctionDef", None),
-                               getattr(ast, "Lambda", None)) if t is not None)
 _LOOPS = (ast.For, ast.While) + tuple(t for t in (getattr(ast, "AsyncFor", None),) if t)
 _MODEL_WEIGHTS = ("trainable_variables", "trainable_weights", "variables", "weights")
 _REDUCES = ("all_reduce", "reduce", "batch_reduce_to", "reduce_to", "allreduce")
-
-
-def _names_in(node):
-    return set(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
-
-
-def _targets(node):
-    """Names bound by an assignment, augmented assignment or for loop."""
-    if isinstance(node, ast.Assign):
-        targets = node.targets
-    elif isinstance(node, (ast.AugAssign, ast.For)):
-        targets = [node.target]
-    else:
-        return set()
-    return set(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
 
 
 def _is_division(node):
@@ -175,6 +130,7 @@ class _Linter(object):
             self._check_zeroed_weights(node)
             if isinstance(node, ast.Call):
                 self._check_tf_function_arguments(node, tf_functions)
+        lint_wrapped.check(self.tree, self.report)
         self.findings.sort(key=lambda f: (f.line, f.code))
         return self.findings
 

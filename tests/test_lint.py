@@ -135,6 +135,47 @@ def train_step(x, y):
 for x, y in dataset:
     train_step(x, y)
 ''',
+    # BERT's optimization.create_optimizer after the one-line wrap: the clip
+    # and the step counter still act on every micro-batch.
+    "bert_wrapped": '''
+def create_optimizer(loss, init_lr, num_train_steps, num_warmup_steps):
+    global_step = tf.train.get_or_create_global_step()
+    learning_rate = tf.train.polynomial_decay(init_lr, global_step, num_train_steps)
+    optimizer = AdamWeightDecayOptimizer(learning_rate=learning_rate)
+    optimizer = gac.wrap(optimizer, steps=4)
+    tvars = tf.trainable_variables()
+    grads = tf.gradients(loss, tvars)
+    (grads, _) = tf.clip_by_global_norm(grads, clip_norm=1.0)
+    train_op = optimizer.apply_gradients(zip(grads, tvars), global_step=global_step)  # <- GAC006
+    new_global_step = global_step + 1
+    train_op = tf.group(train_op, [global_step.assign(new_global_step)])  # <- GAC007
+    return train_op
+''',
+    "bert_wrapped_fixed": '''
+def create_optimizer(loss, init_lr, num_train_steps, num_warmup_steps):
+    global_step = tf.train.get_or_create_global_step()
+    learning_rate = tf.train.polynomial_decay(init_lr, global_step, num_train_steps)
+    optimizer = AdamWeightDecayOptimizer(learning_rate=learning_rate)
+    optimizer = gac.wrap(optimizer, steps=4, clip_global_norm=1.0)
+    tvars = tf.trainable_variables()
+    grads = tf.gradients(loss, tvars)
+    applied = optimizer.apply_gradients(zip(grads, tvars), global_step=global_step)
+    train_op = tf.group(applied, [global_step.assign_add(tf.cast(applied, tf.int64))])
+    return train_op
+''',
+    # OpenNMT-tf / tensor2tensor shape: clip helper, then a TF1 assign.
+    "t2t_wrapped": '''
+class Trainer(object):
+    def __init__(self, opt):
+        self.opt = gac.wrap(opt, 8)
+
+    def train_op(self, loss, global_step):
+        grads_and_vars = self.opt.compute_gradients(loss)
+        clipped = [(tf.clip_by_norm(g, 5.0), v) for g, v in grads_and_vars]
+        op = self.opt.apply_gradients(clipped)  # <- GAC006
+        with tf.control_dependencies([op]):
+            return tf.assign_add(global_step, 1)  # <- GAC007
+''',
 }
 
 

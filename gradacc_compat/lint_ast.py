@@ -1,0 +1,70 @@
+"""The ``ast`` helpers ``lint`` and its checks share (standard library only:
+lint runs without TensorFlow)."""
+from __future__ import absolute_import, division, print_function
+
+import ast
+import sys
+
+__all__ = ["FUNCTIONS", "NUMBER", "call_name", "dotted_name", "last", "method",
+           "names_in", "targets", "walk"]
+
+
+def dotted_name(node):
+    """``a.b.c`` for Name/Attribute chains, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def call_name(node):
+    return dotted_name(node.func) if isinstance(node, ast.Call) else None
+
+
+def method(node):
+    """The called function's own name (``assign_add`` in ``a[i].assign_add(...)``)."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Attribute):
+        return node.func.attr
+    return node.func.id if isinstance(node.func, ast.Name) else None
+
+
+def last(name):
+    return name.rsplit(".", 1)[-1] if name else None
+
+
+def walk(node, stop=()):
+    """``ast.walk`` that does not descend into nodes of the types ``stop``."""
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, stop):
+                todo.append(child)
+
+
+# Number literals: ast.Num up to Python 3.7, ast.Constant from 3.8 (where
+# ast.Num is deprecated). TODO: ast.Constant alone when 2.7 and 3.7 go.
+NUMBER = (ast.Constant,) if sys.version_info >= (3, 8) else (ast.Num,)
+FUNCTIONS = tuple(t for t in (getattr(ast, "FunctionDef", None),
+                               getattr(ast, "AsyncFunctionDef", None),
+                               getattr(ast, "Lambda", None)) if t is not None)
+def names_in(node):
+    return set(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+
+
+def targets(node):
+    """Names bound by an assignment, augmented assignment or for loop."""
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AugAssign, ast.For)):
+        targets = [node.target]
+    else:
+        return set()
+    return set(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))

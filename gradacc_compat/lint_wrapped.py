@@ -1,0 +1,191 @@
+"""``lint`` checks for estimator-era code that already wraps its optimizer
+with ``gac.wrap``, where the lines around the apply still do what the big
+batch would do once per micro-batch:
+
+* GAC006  gradients clipped (``clip_by_global_norm`` & co.) before the
+          wrapped optimizer's ``apply_gradients``: each micro-batch is
+          clipped, the big batch clips the accumulated mean.
+* GAC007  a step counter advanced on every run beside the wrapped
+          optimizer's apply (BERT's ``global_step.assign(global_step + 1)``):
+          it, and every schedule on it, counts micro-steps.
+
+Within one function: names bound to ``gac.wrap(...)`` (anywhere in the
+file), names bound to a clip's result and to what is built from them, and
+the names the wrapped apply's result flows into.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint_ast import FUNCTIONS, call_name, dotted_name, last, method, names_in
+
+__all__ = ["MESSAGES", "check"]
+
+MESSAGES = {
+    "GAC006": ("`%s` clips each micro-batch's gradients before the wrapped optimizer `%s` "
+               "accumulates them; the big batch clips the accumulated gradient. Drop the "
+               "clip and wrap with gac.wrap(optimizer, N, clip_global_norm=...) (or "
+               "transform=fn)"),
+    "GAC007": ("`%s` advances the step counter on every run, beside the wrapped optimizer "
+               "`%s` that applies once every N: it (and every schedule on it) counts "
+               "micro-steps. Advance it by the boolean the wrapper's apply_gradients "
+               "returns: applied = opt.apply_gradients(...); "
+               "step.assign_add(tf.cast(applied, tf.int64))"),
+}
+
+_WRAPS = ("gac.wrap", "gradacc_compat.wrap", "wrap")
+_CLIPS = ("clip_by_global_norm", "clip_by_norm", "clip_by_value", "clip_by_average_norm",
+          "clip_gradients", "clip_grad_norm", "clip_gradient_norms")
+_APPLIES = ("apply_gradients", "minimize")
+
+
+def _bound(node):
+    """Dotted names an assignment binds (``opt``, ``self.opt``)."""
+    if isinstance(node, ast.Assign):
+        found = []
+        for target in node.targets:
+            for sub in ast.walk(target):
+                if isinstance(sub, (ast.Name, ast.Attribute)) and dotted_name(sub):
+                    found.append(dotted_name(sub))
+        return found
+    return []
+
+
+def _parents(tree):
+    return dict((child, node) for node in ast.walk(tree)
+                for child in ast.iter_child_nodes(node))
+
+
+def _ancestors(node, parents):
+    while node in parents:
+        node = parents[node]
+        yield node
+
+
+def _wraps_in(scope):
+    """The ``gac.wrap`` assignments in ``scope`` (not in nested functions)."""
+    todo, found = list(ast.iter_child_nodes(scope)), []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, FUNCTIONS):
+            continue
+        if isinstance(node, ast.Assign) and call_name(node.value) in _WRAPS:
+            found.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _wrapped(function, tree, parents):
+    """{dotted name: its gac.wrap assignment} seen from ``function``: its
+    own and its enclosing functions' locals, the module's names and
+    attributes (``self.opt``) bound anywhere; a local bound to something
+    else hides a module name."""
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and call_name(node.value) in _WRAPS:
+            for name in _bound(node):
+                if "." in name:
+                    found[name] = node
+    for node in _wraps_in(tree):
+        for name in _bound(node):
+            found[name] = node
+    local = set(name for node in ast.walk(function) if isinstance(node, ast.Assign)
+                and call_name(node.value) not in _WRAPS for name in _bound(node))
+    for name in list(found):
+        if "." not in name and name in local:
+            del found[name]
+    scopes = [a for a in _ancestors(function, parents) if isinstance(a, FUNCTIONS)]
+    for scope in reversed([function] + scopes):
+        for node in _wraps_in(scope):
+            for name in _bound(node):
+                found[name] = node
+    return found
+
+
+def _exclusive(a, b, parents):
+    """Whether ``a`` and ``b`` sit in the two branches of one ``if``."""
+    above_a = [(p, c) for c, p in zip([a] + list(_ancestors(a, parents)),
+                                      _ancestors(a, parents))]
+    for branch_parent, child in above_a:
+        if isinstance(branch_parent, ast.If):
+            in_body = any(child is n for n in branch_parent.body)
+            others = branch_parent.orelse if in_body else branch_parent.body
+            if any(b is n or any(b is m for m in ast.walk(n)) for n in others):
+                return True
+    return False
+
+
+def _flowing(function, seeds):
+    """The assignments in ``function`` whose value contains a call
+    ``seeds(call)`` accepts or a name bound by one found (to a fixpoint),
+    by the plain names they bind."""
+    found = {}
+    assigns = [n for n in ast.walk(function) if isinstance(n, ast.Assign)]
+    changed = True
+    while changed:
+        changed = False
+        for node in assigns:
+            hit = any(isinstance(s, ast.Call) and seeds(s) for s in ast.walk(node.value)) \
+                or names_in(node.value) & set(found)
+            new = set(n for n in _bound(node) if "." not in n) - set(found) if hit else set()
+            for name in new:
+                found[name] = node
+                changed = True
+    return found
+
+
+def _is_counter(name):
+    return bool(name) and "step" in last(name).lower()
+
+
+def check(tree, report):
+    """Runs GAC006 and GAC007 on a parsed module; ``report(node, code, *args)``."""
+    if not any(isinstance(n, ast.Assign) and call_name(n.value) in _WRAPS
+               for n in ast.walk(tree)):
+        return
+    parents = _parents(tree)
+    for function in ast.walk(tree):
+        if not isinstance(function, FUNCTIONS) or isinstance(function, ast.Lambda):
+            continue
+        wrapped = _wrapped(function, tree, parents)
+        applies = [n for n in ast.walk(function) if method(n) in _APPLIES
+                   and isinstance(n.func, ast.Attribute)
+                   and dotted_name(n.func.value) in wrapped
+                   and not any(isinstance(a, FUNCTIONS) for a in _ancestors(n, parents)
+                               if a is not function and function in _ancestors(a, parents))]
+        for apply in applies:
+            _check_clip(function, apply, wrapped, parents, report)
+        if applies:
+            _check_counter(function, applies, report)
+
+
+def _check_clip(function, apply, wrapped, parents, report):
+    if method(apply) != "apply_gradients":
+        return
+    wrap = wrapped[dotted_name(apply.func.value)]
+    clipped = _flowing(function, lambda call: method(call) in _CLIPS)
+    used = set()
+    for arg in list(apply.args) + [k.value for k in apply.keywords]:
+        used |= names_in(arg)
+    for name in sorted(used & set(clipped)):
+        if not _exclusive(clipped[name], wrap, parents):
+            report(apply, "GAC006", name, dotted_name(apply.func.value))
+            return
+
+
+def _check_counter(function, applies, report):
+    results = _flowing(function, lambda call: any(call is a for a in applies))
+    for node in ast.walk(function):
+        if method(node) not in ("assign_add", "assign") or not node.args:
+            continue
+        if isinstance(node.func, ast.Attribute) and _is_counter(dotted_name(node.func.value)):
+            counter, value = dotted_name(node.func.value), node.args[0]
+        elif (call_name(node) or "").startswith("tf") and len(node.args) > 1 \
+                and _is_counter(dotted_name(node.args[0])):
+            counter, value = dotted_name(node.args[0]), node.args[1]  # tf.assign(step, v)
+        else:
+            continue
+        if any(isinstance(s, ast.Call) and any(s is a for a in applies)
+               for s in ast.walk(value)) or names_in(value) & set(results):
+            continue  # advanced by what the apply returned
+        report(node, "GAC007", counter, dotted_name(applies[0].func.value))
