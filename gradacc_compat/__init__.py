@@ -10,6 +10,7 @@ from __future__ import absolute_import
 
 from gradacc_compat._version import __version__
 from gradacc_compat import compat  # noqa: F401  (raises a clear ImportError without TF)
+from gradacc_compat import cluster  # noqa: F401  (gac.cluster.multi_worker())
 from gradacc_compat.accumulator import GradientAccumulator
 from gradacc_compat.audit import AccumulationWarning
 from gradacc_compat.batching import effective_batch_size, steps_for_effective_batch
