@@ -1,7 +1,7 @@
 """Probe (not part of the package or the tests): a hand-written loop that keeps
 a cycle's sparse rows compact, against floor+write and the accumulator, on the
-embedding workload, TF 2.21. Run: PYTHONPATH=. python docs/probe-tf2.21-compact-sparse.py
-Output of the run quoted in the README: docs/probe-tf2.21-compact-sparse.txt."""
+embedding workload, TF 2.21. Run: PYTHONPATH=. python docs/probes/probe-tf2.21-compact-sparse.py
+Output of the run quoted in docs/benchmarks.md: docs/probes/probe-tf2.21-compact-sparse.txt."""
 import os, sys, time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL","2")
 import numpy as np
