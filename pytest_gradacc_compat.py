@@ -80,5 +80,5 @@ def gac_runner():
 
 @pytest.fixture
 def gac_assert_matches_big_batch():
-    from gradacc_compat import testing
-    return testing.assert_matches_big_batch
+    from gradacc_compat import verification
+    return verification.assert_matches_big_batch

@@ -16,7 +16,7 @@ from gradacc_compat.audit import AccumulationWarning
 from gradacc_compat.batching import effective_batch_size, steps_for_effective_batch
 from gradacc_compat.info import show_versions
 from gradacc_compat.verification import verify
-from gradacc_compat.wrap import flush_at_epoch_end, keras_custom_objects, wrap
+from gradacc_compat.wrapping import flush_at_epoch_end, keras_custom_objects, wrap
 
 __all__ = ["__version__", "AccumulationWarning", "GradientAccumulator", "effective_batch_size",
            "flush_at_epoch_end", "keras_custom_objects", "show_versions",

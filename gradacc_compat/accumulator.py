@@ -142,6 +142,15 @@ class GradientAccumulator(tf.Module):
         LossScaleOptimizer drops a step; counted in ``skipped``) or
         ``"raise"`` (the micro-step raises ``InvalidArgumentError`` before
         any state changes).
+      compact_rows: whether ``step`` may keep a sparse variable's rows in
+        compact slots (see ``compact_rows.py``). The ``gac.wrap`` Keras
+        wrappers turn it off: the Keras save formats keep an optimizer's
+        state by position, and compact slots are made on first use.
+
+    For wrappers and engines (``gac.wrap``, TF 1.x collectives), a small
+    documented interface, so that no module outside this one touches an
+    underscore member: :meth:`build`, :meth:`state_variables`,
+    :meth:`pending_count`, :meth:`wrapped_step` and :meth:`apply_pending`.
 
     Raises:
       TypeError, ValueError: ``steps`` is not an int from 1 to 2**31 - 1,
@@ -150,8 +159,9 @@ class GradientAccumulator(tf.Module):
     """
 
     def __init__(self, steps, reduction="mean", name="gradient_accumulator", nonfinite="apply",
-                 transform=None, clip_global_norm=None):
+                 transform=None, clip_global_norm=None, compact_rows=True):
         steps = check_steps(steps)
+        self._compact_rows = bool(compact_rows)
         check_reduction(reduction)
         check_nonfinite(nonfinite)
         self._clip_global_norm = clip_global_norm
@@ -184,6 +194,8 @@ class GradientAccumulator(tf.Module):
         ``transform`` function is code, not configuration: pass it again."""
         config = {"steps": self._steps, "reduction": self._reduction, "name": self.name,
                   "nonfinite": self._nonfinite}
+        if not self._compact_rows:
+            config["compact_rows"] = False
         if self._clip_global_norm is not None:
             config["clip_global_norm"] = self._clip_global_norm
         return config
@@ -233,6 +245,11 @@ class GradientAccumulator(tf.Module):
         ``nonfinite="skip"`` are counted in :attr:`skipped`, not here."""
         return self._iterations
 
+    def pending_count(self):
+        """This replica's pending micro-batch count (an int64 tensor; in a
+        TF1 graph, an op to run)."""
+        return _read(self._local(self._micro_step))
+
     def counts(self):
         """``(micro_step, iterations)`` read as int64 tensors in any context
         (under a strategy, this worker's first replica: replicas count
@@ -276,27 +293,22 @@ class GradientAccumulator(tf.Module):
           A boolean tensor, true when this call applied an update. In graph
           mode run it (it carries the accumulation and the apply).
         """
-        return self._step(optimizer, gradients, variables, weight, compact=True, public=True)
+        _check_not_wrapped(optimizer, "step", self._steps)
+        return self.wrapped_step(optimizer, gradients, variables, weight,
+                                 reduce=horovod_support.rank_reduction(optimizer))
 
     @compat.do_not_convert
-    def _step(self, optimizer, gradients, variables, weight=None, apply_fn=None, reduce=None,
-              compact=False, public=False):
-        """``step`` whose apply is ``apply_fn(grads_and_vars)`` when given
-        (the optimizer wrappers pass their inner apply, e.g. with global_step).
-        ``compact``: sparse gradients may be kept as compact rows (see
-        ``compact_rows``; ``step`` itself, whose state a checkpoint saves by
-        name: the Keras wrapper's positional saved state lists none).
-        ``reduce``: the all-reduce across processes of the accumulated
-        gradient, run before the apply; by default Horovod's, when
-        ``optimizer`` is its DistributedOptimizer (the Keras wrapper, a
-        class Horovod's derived from, passes the one it took from it).
-        ``public``: called as ``step`` (a gac.wrap wrapper is refused: the
-        wrappers call this with themselves)."""
-        if public:
-            _check_not_wrapped(optimizer, "step", self._steps)
+    def wrapped_step(self, optimizer, gradients, variables, weight=None, apply_fn=None,
+                     reduce=None):
+        """``step`` for wrappers and engines: the optimizer may be a
+        ``gac.wrap`` wrapper (the wrappers pass themselves); the apply is
+        ``apply_fn(grads_and_vars)`` when given (the inner apply, e.g. with
+        ``global_step``); ``reduce(grads, variables)`` is the all-reduce
+        across processes of the accumulated gradient, run before the apply
+        (Horovod's: the caller picks it, ``horovod_support.rank_reduction``;
+        None: none)."""
         adapter = families.adapter_for(optimizer)
-        if reduce is None:
-            reduce = horovod_support.rank_reduction(optimizer)
+        compact = self._compact_rows
         if compat.collectives_in_tf1_graph(self._plain.strategy):
             raise NotImplementedError(_TF1_COLLECTIVES % (type(self._plain.strategy).__name__,))
         dense = self._rows_as_dense(adapter, optimizer, reduce)
@@ -333,7 +345,7 @@ class GradientAccumulator(tf.Module):
         return self._accumulate_checked(gradients, variables, weight, rows_as_dense, slots)
 
     def _accumulate_checked(self, gradients, variables, weight, rows_as_dense, slots):
-        self._maybe_build(variables)
+        self.build(variables)
         plain = self._plain
         if slots:
             self._make_compact(gradients)
@@ -381,15 +393,15 @@ class GradientAccumulator(tf.Module):
         For loops that decide on the host when to apply; callable in replica
         context or, under a strategy, in cross-replica context.
         """
-        return self._apply_pending(optimizer, public=True)
+        _check_not_wrapped(optimizer, "apply_gradients", self._steps)
+        return self.apply_pending(optimizer, reduce=horovod_support.rank_reduction(optimizer))
 
     @compat.do_not_convert
-    def _apply_pending(self, optimizer, apply_fn=None, reduce=None, public=False):
-        if public:
-            _check_not_wrapped(optimizer, "apply_gradients", self._steps)
+    def apply_pending(self, optimizer, apply_fn=None, reduce=None):
+        """:meth:`apply_gradients` for wrappers and engines: ``apply_fn`` and
+        ``reduce`` as in :meth:`wrapped_step` (the optimizer may be a
+        wrapper)."""
         adapter = families.adapter_for(optimizer)
-        if reduce is None:
-            reduce = horovod_support.rank_reduction(optimizer)
         if self._accums is None:  # nothing was ever accumulated
             return tf.constant(False)
         # Host code (an epoch-end callback, say) may call this outside the
@@ -517,7 +529,7 @@ class GradientAccumulator(tf.Module):
             checks = checks + finite
         return checked, variables, weight, checks
 
-    def _state_variables(self):
+    def state_variables(self):
         """Every variable that holds a pending cycle, in a fixed order: the
         accumulators (in the model variables' order), the counters, then the
         row marks of the sparse variables (in the model variables' order)."""
@@ -539,9 +551,10 @@ class GradientAccumulator(tf.Module):
         cycle touched: the variables that received ``tf.IndexedSlices``."""
         return sorted(int(k) for k in (self._rows or {}))
 
-    def _maybe_build(self, variables, sparse=()):
+    def build(self, variables, sparse=()):
         """Creates the accumulators (once, whichever replica asks first) and
-        the row marks of the variables at positions ``sparse``."""
+        the row marks of the variables at positions ``sparse`` (a Keras
+        wrapper that loads a saved model makes its state up front)."""
         if self._accums is None:
             strategy = self._plain.strategy
             plain = self._plain
@@ -601,7 +614,7 @@ class GradientAccumulator(tf.Module):
                         marks[i] = plain.variable("rows/" + clean_name(variables[i]), rows,
                                                   tf.float32, _AGG.SUM,
                                                   fill=1 if i in plain.dense else 0)
-            self._adopt_rows(marks)  # in cross-replica context, as in _maybe_build
+            self._adopt_rows(marks)  # in cross-replica context, as in build
             return dict(marks)
 
         self._adopt_rows(once_per_strategy(build))  # other replicas' objects

@@ -10,28 +10,30 @@ does not have makes the wrapper classes of every optimizer in
 
 Wrappers of your own optimizer classes are bound here when you first wrap
 one; unpickling them needs that process to have wrapped that class too.
+
+This module imports nothing of the package: ``gradacc_compat.wrapping``
+(imported with the package, so before anything here is looked up) hands it
+the function that makes the classes.
 """
 from __future__ import absolute_import, division, print_function
 
-import importlib
 import sys
 
+_MAKERS = []
 
-def _make_all():
-    # (``from gradacc_compat import wrap`` would give the function.)
-    importlib.import_module("gradacc_compat.wrap").keras_custom_objects()
+
+def register_maker(make_all):
+    """``make_all()`` makes and binds every wrapper class here. Without a
+    module ``__getattr__`` (Python < 3.7: TF 1.14 on 2.7) it runs now."""
+    _MAKERS.append(make_all)
+    if sys.version_info < (3, 7):  # TODO: drop with Python 2.7 (TF 1.14)
+        make_all()
 
 
 def __getattr__(name):  # module __getattr__: Python >= 3.7 (PEP 562)
     if name.startswith("Accumulating"):
-        _make_all()
+        for make_all in _MAKERS:
+            make_all()
         if name in globals():
             return globals()[name]
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
-
-
-# TODO: remove when Python 2.7 (TF 1.14) is no longer supported: without a
-# module __getattr__, the classes are made when this module is imported
-# (pickle imports it first).
-if sys.version_info < (3, 7):
-    _make_all()

@@ -41,13 +41,15 @@ COLLECTION = "gradacc_compat_accumulators"
 _SAVERS = tf.compat.v1.GraphKeys.SAVERS
 _HOOK = tf.compat.v1.train.CheckpointSaverHook
 _STEP_AHEAD = (
-    "gradacc_compat: global_step moved %d times over %d effective steps: something "
+    "gradacc_compat: global_step moved %d times over %d effective steps (checkpoints "
+    "%s): something "
     "besides the wrapper advances it on every run (a step counter of your own beside an "
     "optimizer that ignores global_step, as BERT's create_optimizer; the v1 "
     "DNNLinearCombined* estimators). Schedules keyed on global_step then count "
     "micro-steps. Advance it by the boolean the wrapper's apply_gradients returns, "
     "global_step.assign_add(tf.cast(applied, tf.int64)), or key schedules on "
     "global_step // steps (README: Estimator-era code).")
+_STEP_AHEAD_SAID = set()
 
 
 def register(accumulator):
@@ -148,7 +150,6 @@ class PendingCycleListener(tf.compat.v1.train.CheckpointSaverListener):
         self.saver, self.save_path = saver, save_path
         self._counts = counts  # each accumulator's (micro_step, iterations)
         self._seen = self._first = None
-        self._warned = False
 
     def _counters(self, session):
         return tuple(tuple(c) for c in session.run(self._counts))
@@ -166,10 +167,10 @@ class PendingCycleListener(tf.compat.v1.train.CheckpointSaverListener):
             self._first = (step, cycles)
             return
         moves, cycles = step - self._first[0], cycles - self._first[1]
-        if cycles >= 1 and moves > cycles and not self._warned:
-            self._warned = True
-            warnings.warn(_STEP_AHEAD % (moves, cycles), audit.AccumulationWarning,
-                          stacklevel=2)
+        if cycles >= 1 and moves > cycles and self.save_path not in _STEP_AHEAD_SAID:
+            _STEP_AHEAD_SAID.add(self.save_path)  # once per checkpoint path and process
+            warnings.warn(_STEP_AHEAD % (moves, cycles, self.save_path),
+                          audit.AccumulationWarning, stacklevel=2)
 
     def end(self, session, global_step_value):
         counters = self._counters(session)

@@ -20,8 +20,7 @@ from gradacc_compat import compat
 from gradacc_compat.compat import tf
 
 __all__ = ["REPLICAS", "Runner", "available_modes", "setup_logical_cpus", "logical_cpus",
-           "mirrored", "replica_slice", "gradients", "optimizer_state", "facts",
-           "assert_matches_big_batch"]
+           "mirrored", "replica_slice", "gradients", "optimizer_state", "facts"]
 
 REPLICAS = 2
 #: Execution modes, each a way a training step can run.
@@ -254,18 +253,3 @@ def facts():
         "has_contrib_distribute": bool(compat.HAS_CONTRIB_DISTRIBUTE),
         "has_tf_function": compat.HAS_TF_FUNCTION,
     }
-
-
-def assert_matches_big_batch(model=None, optimizer=None, batch=None, steps=4, loss="mse",
-                             variables=None, effective_steps=2, tolerance=1e-5, modes=None,
-                             distributed=None):
-    """``gac.verify`` as an assertion: raises ``AssertionError`` with the
-    table when accumulation does not give the big batch's weights and
-    optimizer state (arguments as ``gac.verify``). Returns the report."""
-    from gradacc_compat.verification import verify  # verify imports this module
-    report = verify(model=model, optimizer=optimizer, batch=batch, steps=steps, loss=loss,
-                    variables=variables, effective_steps=effective_steps,
-                    tolerance=tolerance, modes=modes, distributed=distributed, print_fn=None)
-    if not report.passed:
-        raise AssertionError("accumulation differs from the big batch:\n%s" % report)
-    return report

@@ -37,14 +37,13 @@ def split_apply(accumulator, optimizer, gradients, variables, apply_fn):
     naming the hook when a cycle is already full (the hook did not apply
     it), and the apply op. Every replica calls this: building the apply
     meets the others in ``merge_call``."""
-    local_count = accumulator._local(accumulator._micro_step)
-    full = tf.compat.v1.assert_less(local_count.read_value(),
+    full = tf.compat.v1.assert_less(accumulator.pending_count(),
                                     tf.constant(accumulator.steps, tf.int64),
                                     message=_NO_HOOK)
     with tf.control_dependencies([full]):
         count = accumulator.accumulate(gradients, variables)
-    apply_op = accumulator._apply_pending(optimizer, apply_fn)
-    return SplitApply(count, apply_op, tf.identity(local_count.read_value()),
+    apply_op = accumulator.apply_pending(optimizer, apply_fn)
+    return SplitApply(count, apply_op, tf.identity(accumulator.pending_count()),
                       accumulator.steps)
 
 

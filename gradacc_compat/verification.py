@@ -33,7 +33,7 @@ from gradacc_compat import audit, compat, families, testing
 from gradacc_compat.accumulator import GradientAccumulator
 from gradacc_compat.compat import tf
 
-__all__ = ["verify", "Report"]
+__all__ = ["verify", "Report", "assert_matches_big_batch"]
 
 TOLERANCE = 1e-5
 _MODE_LABEL = {"eager": "eager", "function": "tf.function", "graph": "TF1 graph"}
@@ -282,6 +282,20 @@ def verify(model=None, optimizer=None, batch=None, steps=4, loss="mse", variable
                     _schedule_notes(optimizers, steps))
     if print_fn is not None:
         print_fn(str(report))
+    return report
+
+
+def assert_matches_big_batch(model=None, optimizer=None, batch=None, steps=4, loss="mse",
+                             variables=None, effective_steps=2, tolerance=1e-5, modes=None,
+                             distributed=None):
+    """``gac.verify`` as an assertion: raises ``AssertionError`` with the
+    table when accumulation does not give the big batch's weights and
+    optimizer state (arguments as ``gac.verify``). Returns the report."""
+    report = verify(model=model, optimizer=optimizer, batch=batch, steps=steps, loss=loss,
+                    variables=variables, effective_steps=effective_steps,
+                    tolerance=tolerance, modes=modes, distributed=distributed, print_fn=None)
+    if not report.passed:
+        raise AssertionError("accumulation differs from the big batch:\n%s" % report)
     return report
 
 

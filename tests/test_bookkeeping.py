@@ -213,7 +213,7 @@ def test_state_made_while_a_function_traces_keeps_no_second_copy():
 # What AutoGraph may convert of ours when a user's tf.function calls us: the
 # method the function calls and, from a thin public method, the one it
 # forwards to. The accumulator builds its branches with tf.cond itself.
-ENTRY_POINTS = {"GradientAccumulator.step", "GradientAccumulator._step",
+ENTRY_POINTS = {"GradientAccumulator.step", "GradientAccumulator.wrapped_step",
                 "AccumulatingOptimizerV1.apply_gradients", "_Keras2Mixin.apply_gradients",
                 "_KerasMixin._gac_accumulate"}
 

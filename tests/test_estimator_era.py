@@ -351,6 +351,7 @@ def test_global_step_moved_on_every_run_is_said(counter, tmpdir):
             and "global_step moved" in str(w.message)]
     if counter == "every_run":
         assert len(said) == 1 and "moved %d times over %d effective steps" % (K * N, K) in said[0]
+        assert str(tmpdir) in said[0]
         assert "tf.cast(applied, tf.int64)" in said[0]
     else:
         assert not said
