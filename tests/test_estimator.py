@@ -211,8 +211,9 @@ def _train_wide_and_deep(api, model_dir, steps, batch, features, labels, reducti
         cls, losses = tf.compat.v1.estimator.DNNLinearCombinedClassifier, tf.compat.v1.losses
         linear = train.FtrlOptimizer(0.1, l1_regularization_strength=0.001,
                                      l2_regularization_strength=0.001)
-        deep = DNN_OPTIMIZERS[dnn](train)
-        if schedule is not None:
+        if schedule is None:
+            deep = DNN_OPTIMIZERS[dnn](train)
+        else:
             def deep():
                 step = schedule(tf.compat.v1.train.get_global_step())
                 lr = train.exponential_decay(0.1, step, decay_steps=1, decay_rate=0.5)
