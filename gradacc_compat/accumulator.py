@@ -199,6 +199,7 @@ class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
         return self._pending()
 
     # ------------------------------------------------------------- public
+    @compat.do_not_convert  # (AutoGraph would convert the checks it calls)
     def step(self, optimizer, gradients, variables, weight=None):
         """Adds this micro-batch; every ``steps``-th call applies and resets.
 
@@ -308,6 +309,7 @@ class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
             with tf.control_dependencies([micro.assign_add(1)]):
                 return tf.identity(micro.read_value()), None
 
+    @compat.do_not_convert
     def apply_gradients(self, optimizer):
         """Applies what is pending now (a no-op when nothing is).
 
