@@ -17,7 +17,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint_ast import FUNCTIONS, call_name, dotted_name, last, method, names_in
+from gradacc_compat.lint_ast import (FUNCTIONS, call_name, dotted_name, last, method, names_in,
+                                     walk)
 
 __all__ = ["MESSAGES", "check"]
 
@@ -62,33 +63,35 @@ def _ancestors(node, parents):
         yield node
 
 
+def _is_wrap(node):
+    return isinstance(node, ast.Assign) and call_name(node.value) in _WRAPS
+
+
 def _wraps_in(scope):
     """The ``gac.wrap`` assignments in ``scope`` (not in nested functions)."""
-    todo, found = list(ast.iter_child_nodes(scope)), []
-    while todo:
-        node = todo.pop()
-        if isinstance(node, FUNCTIONS):
-            continue
-        if isinstance(node, ast.Assign) and call_name(node.value) in _WRAPS:
-            found.append(node)
-        todo.extend(ast.iter_child_nodes(node))
-    return found
+    return [node for node in walk(scope, FUNCTIONS) if _is_wrap(node)]
 
 
-def _wrapped(function, tree, parents):
-    """{dotted name: its gac.wrap assignment} seen from ``function``: its
-    own and its enclosing functions' locals, the module's names and
-    attributes (``self.opt``) bound anywhere; a local bound to something
-    else hides a module name."""
+def _module_wrapped(tree):
+    """{dotted name: its gac.wrap assignment} every function sees: the
+    module's names and attributes (``self.opt``) bound anywhere."""
     found = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and call_name(node.value) in _WRAPS:
+        if _is_wrap(node):
             for name in _bound(node):
                 if "." in name:
                     found[name] = node
     for node in _wraps_in(tree):
         for name in _bound(node):
             found[name] = node
+    return found
+
+
+def _wrapped(function, module_wrapped, parents):
+    """{dotted name: its gac.wrap assignment} seen from ``function``: its
+    own and its enclosing functions' locals, and ``module_wrapped``, where
+    a local bound to something else hides a module name."""
+    found = dict(module_wrapped)
     local = set(name for node in ast.walk(function) if isinstance(node, ast.Assign)
                 and call_name(node.value) not in _WRAPS for name in _bound(node))
     for name in list(found):
@@ -140,30 +143,30 @@ def _is_counter(name):
 
 def check(tree, report):
     """Runs GAC006 and GAC007 on a parsed module; ``report(node, code, *args)``."""
-    if not any(isinstance(n, ast.Assign) and call_name(n.value) in _WRAPS
-               for n in ast.walk(tree)):
+    if not any(_is_wrap(n) for n in ast.walk(tree)):
         return
     parents = _parents(tree)
+    module_wrapped = _module_wrapped(tree)
     for function in ast.walk(tree):
         if not isinstance(function, FUNCTIONS) or isinstance(function, ast.Lambda):
             continue
-        wrapped = _wrapped(function, tree, parents)
-        applies = [n for n in ast.walk(function) if method(n) in _APPLIES
+        wrapped = _wrapped(function, module_wrapped, parents)
+        # (the applies of a nested function are its own)
+        applies = [n for n in walk(function, FUNCTIONS) if method(n) in _APPLIES
                    and isinstance(n.func, ast.Attribute)
-                   and dotted_name(n.func.value) in wrapped
-                   and not any(isinstance(a, FUNCTIONS) for a in _ancestors(n, parents)
-                               if a is not function and function in _ancestors(a, parents))]
+                   and dotted_name(n.func.value) in wrapped]
+        if not applies:
+            continue
+        clipped = _flowing(function, lambda call: method(call) in _CLIPS)
         for apply in applies:
-            _check_clip(function, apply, wrapped, parents, report)
-        if applies:
-            _check_counter(function, applies, report)
+            _check_clip(apply, wrapped, clipped, parents, report)
+        _check_counter(function, applies, report)
 
 
-def _check_clip(function, apply, wrapped, parents, report):
+def _check_clip(apply, wrapped, clipped, parents, report):
     if method(apply) != "apply_gradients":
         return
     wrap = wrapped[dotted_name(apply.func.value)]
-    clipped = _flowing(function, lambda call: method(call) in _CLIPS)
     used = set()
     for arg in list(apply.args) + [k.value for k in apply.keywords]:
         used |= names_in(arg)
