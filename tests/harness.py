@@ -113,6 +113,16 @@ def minimize_in_graph(make_optimizer, x, y, steps, batch, extra=None, state=None
     return results
 
 
+def v1_loss_scale_optimizer():
+    """TF1's ``MixedPrecisionLossScaleOptimizer`` class; skips where this TF
+    has none."""
+    lso = getattr(getattr(tf.compat.v1.train, "experimental", None),
+                  "MixedPrecisionLossScaleOptimizer", None)
+    if lso is None:
+        pytest.skip("no tf.compat.v1.train.experimental.MixedPrecisionLossScaleOptimizer")
+    return lso
+
+
 def make_data(count, seed=1):
     rng = np.random.RandomState(seed)
     x = rng.normal(size=(count, 4)).astype("float32")

@@ -151,11 +151,7 @@ def _variable_names(make_optimizer, steps):
 
 
 def _loss_scaled(optimizer):
-    lso = getattr(getattr(tf.compat.v1.train, "experimental", None),
-                  "MixedPrecisionLossScaleOptimizer", None)
-    if lso is None:
-        pytest.skip("no tf.compat.v1.train.experimental.MixedPrecisionLossScaleOptimizer")
-    return lso(optimizer, "dynamic")
+    return H.v1_loss_scale_optimizer()(optimizer, "dynamic")
 
 
 def _moving_average(optimizer):

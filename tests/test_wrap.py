@@ -488,10 +488,7 @@ def test_epoch_boundary_policy(flush, distributed):
 def test_v1_loss_scale_optimizer_in_a_graph(order):
     """TF1's MixedPrecisionLossScaleOptimizer (dynamic scale) with minimize():
     both wrapping orders give the big-batch weights and global_step."""
-    lso = getattr(getattr(tf.compat.v1.train, "experimental", None),
-                  "MixedPrecisionLossScaleOptimizer", None)
-    if lso is None:
-        pytest.skip("no tf.compat.v1.train.experimental.MixedPrecisionLossScaleOptimizer")
+    lso = H.v1_loss_scale_optimizer()
     x, y = H.make_data(K * N * B, seed=37)
 
     def make(steps):
