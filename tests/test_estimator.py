@@ -61,8 +61,9 @@ def _train_estimator(model_dir, steps, batch, x, y, strategy=None, max_steps=K,
         return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op,
                                           training_hooks=hooks)
 
-    config = tf.estimator.RunConfig(train_distribute=strategy,
-                                    session_config=compat.tf1_session_config(REPLICAS),
+    # One device: the README's RunConfig (no session config, no soft placement).
+    session_config = compat.tf1_session_config(REPLICAS) if strategy is not None else None
+    config = tf.estimator.RunConfig(train_distribute=strategy, session_config=session_config,
                                     **saving)
     est = tf.estimator.Estimator(model_fn, model_dir=model_dir, config=config)
     size = len(x) // epochs

@@ -339,8 +339,7 @@ def test_global_step_moved_on_every_run_is_said(counter, tmpdir):
             train_op = global_step.assign_add(increment)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            with tf.compat.v1.train.MonitoredTrainingSession(
-                    checkpoint_dir=str(tmpdir), config=compat.tf1_session_config(1)) as session:
+            with tf.compat.v1.train.MonitoredTrainingSession(checkpoint_dir=str(tmpdir)) as session:
                 for _ in range(K * N):
                     session.run(train_op)
     said = [str(w.message) for w in caught if issubclass(w.category, gac.AccumulationWarning)
