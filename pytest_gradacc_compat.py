@@ -7,7 +7,7 @@ test asks for what it needs:
 
 * ``gac_strategy`` -- a MirroredStrategy over two logical CPUs (TF 1.14 to
   the newest; TF1 graphs run it in a session made with ``gac_session_config``);
-* ``gac_runner`` -- ``gradacc_compat.testing.Runner``: run a step eagerly, in
+* ``gac_runner`` -- ``gradacc_compat.tools.testing.Runner``: run a step eagerly, in
   ``tf.function`` or in a TF1 graph, with or without that strategy;
 * ``gac_assert_matches_big_batch`` -- ``gac.verify`` as an assertion;
 * ``gac_facts`` -- TF version, Keras flavour, modes ... to branch on.
@@ -35,7 +35,8 @@ def pytest_configure(config):
     tf1_eager = str(config.getini("gac_tf1_eager")).lower() in ("1", "true", "yes")
     if not cpus and not tf1_eager:
         return  # inert: TensorFlow is not even imported
-    from gradacc_compat import compat, testing
+    from gradacc_compat import compat
+    from gradacc_compat.tools import testing
     if compat.TF1:
         if tf1_eager:
             compat.tf.compat.v1.enable_eager_execution(
@@ -48,14 +49,15 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def gac_facts():
-    from gradacc_compat import testing
+    from gradacc_compat.tools import testing
     return testing.facts()
 
 
 @pytest.fixture(scope="session")
 def gac_session_config():
     """The ``ConfigProto`` a TF1 session needs for ``gac_strategy``'s CPUs."""
-    from gradacc_compat import compat, testing
+    from gradacc_compat import compat
+    from gradacc_compat.tools import testing
     return compat.tf1_session_config(testing.REPLICAS)
 
 
@@ -63,7 +65,8 @@ def gac_session_config():
 def gac_strategy():
     """MirroredStrategy over two logical CPUs, one per test session (several
     strategies in one eager process can collide in their collectives)."""
-    from gradacc_compat import compat, testing
+    from gradacc_compat import compat
+    from gradacc_compat.tools import testing
     why = testing.setup_logical_cpus(testing.REPLICAS)
     if why:
         pytest.fail("gac_strategy needs %d logical CPUs: %s. Set `gac_logical_cpus = %d` "
@@ -74,11 +77,11 @@ def gac_strategy():
 
 @pytest.fixture
 def gac_runner():
-    from gradacc_compat import testing
+    from gradacc_compat.tools import testing
     return testing.Runner
 
 
 @pytest.fixture
 def gac_assert_matches_big_batch():
-    from gradacc_compat import verification
+    from gradacc_compat.tools import verification
     return verification.assert_matches_big_batch

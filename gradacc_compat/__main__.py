@@ -24,10 +24,10 @@ def main(argv=None):
         from gradacc_compat import lint
         return lint.main(argv[1:])
     if argv and argv[0] == "verify":
-        from gradacc_compat import verification
-        return verification.main(argv[1:])
+        from gradacc_compat.tools import verify_cli
+        return verify_cli.main(argv[1:])
     if argv == ["demo"]:
-        from gradacc_compat import demo
+        from gradacc_compat.tools import demo
         return demo.main()
     if len(argv) != 1 or argv[0] not in ("info", "check"):
         sys.stderr.write(USAGE)
@@ -35,9 +35,9 @@ def main(argv=None):
     import gradacc_compat
     gradacc_compat.show_versions()
     if argv[0] == "check":
-        from gradacc_compat import verification
+        from gradacc_compat.tools import verify_cli
         print()
-        return verification.main([])
+        return verify_cli.main([])
     return 0
 
 

@@ -11,7 +11,9 @@ from __future__ import absolute_import, division, print_function
 import numpy as np
 import pytest
 
-from gradacc_compat import compat, families, testing
+from gradacc_compat import compat
+from gradacc_compat.core import families
+from gradacc_compat.tools import testing
 from gradacc_compat.compat import tf
 
 REPLICAS = testing.REPLICAS

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from gradacc_compat.cluster import tf_config
+from gradacc_compat.distributed.cluster import tf_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import gradacc_compat as gac
-from gradacc_compat import audit, compat
+from gradacc_compat import compat
+from gradacc_compat.core import audit
 from gradacc_compat.compat import tf
 
 from tests import harness as H

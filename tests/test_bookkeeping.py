@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import gradacc_compat as gac
-from gradacc_compat import compat, families
+from gradacc_compat import compat
+from gradacc_compat.core import families
 from gradacc_compat.compat import tf
 from tests import harness as H
 
@@ -193,7 +194,7 @@ def test_state_made_while_a_function_traces_keeps_no_second_copy():
     state an apply inside the function prepares, a parameter-sized copy
     each. There they are created as plain resource variables (the
     benchmark's memory section shows the peak)."""
-    if not (compat._TRACE_CREATOR_KEEPS_INITIAL_VALUE and tf.executing_eagerly()):
+    if not (compat.TRACE_KEEPS_INITIAL_VALUE and tf.executing_eagerly()):
         pytest.skip("only TF 1.14's tf.function keeps initial values twice")
     variable = tf.Variable([0.0, 0.0])
     opt = H.make_optimizer("v1", "adam", LR)

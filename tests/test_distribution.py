@@ -8,7 +8,7 @@ import pytest
 import gradacc_compat as gac
 from gradacc_compat import compat
 from gradacc_compat.compat import tf
-from gradacc_compat.diagnostics import CountingReduction
+from gradacc_compat.distributed.diagnostics import CountingReduction
 from tests import harness as H
 
 K, N, B = 2, 4, 4

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gradacc_compat as gac
-from gradacc_compat import families
+from gradacc_compat.core import families
 from tests import harness as H
 
 K, N, B = 3, 3, 4  # effective steps, micro-batches per step, global micro-batch

@@ -8,6 +8,7 @@ import pytest
 import gradacc_compat as gac
 from gradacc_compat import compat
 from gradacc_compat.compat import tf
+from gradacc_compat.distributed import tf1_collectives
 from tests import harness as H
 
 
@@ -186,7 +187,7 @@ def test_step_under_tf1_collectives_is_refused_before_any_state():
             wrapped.make_session_run_hook()
         compat.run_in_replicas(strategy, lambda: wrapped.minimize(loss, var_list=variables))
         hook = wrapped.make_session_run_hook()
-        assert isinstance(hook, gac.tf1_collectives.ApplyHook)
+        assert isinstance(hook, tf1_collectives.ApplyHook)
         ops = set(op.type for op in tf.compat.v1.get_default_graph().get_operations())
         assert "CollectiveReduce" in ops  # in the apply op, which the hook runs
 

@@ -2,6 +2,7 @@
 file, its links resolve, and what it tells a user to import exists."""
 from __future__ import absolute_import, division, print_function
 
+import importlib
 import io
 import json
 import os
@@ -45,3 +46,46 @@ def test_the_documented_import_paths():
                  "effective_batch_size", "steps_for_effective_batch", "flush_at_epoch_end",
                  "keras_custom_objects", "show_versions"):
         assert hasattr(gac, name), name
+
+
+def _resolve(dotted):
+    """The object ``dotted`` names: its longest importable module, then
+    attributes."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            found = getattr(found, name)
+        return found
+    raise ImportError(dotted)
+
+
+def test_every_import_path_the_docs_name_resolves():
+    """``gac.X.Y`` and ``gradacc_compat.X.Y`` in the README and docs/, and
+    the paths the package had before it was grouped by role (kept for one
+    release: users import them)."""
+    named = set()
+    for doc in ["README.md"] + ["docs/" + n for n in os.listdir(os.path.join(ROOT, "docs"))
+                                if n.endswith(".md")]:
+        with io.open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+            text = f.read()
+        named.update(re.findall(r"\b(?:gac|gradacc_compat)(?:\.[A-Za-z_]\w*)+", text))
+    named = set(n.replace("gac.", "gradacc_compat.", 1) for n in named)
+    assert "gradacc_compat.cluster.shard_by_data" in named  # the scan finds them
+    earlier = ["gradacc_compat.compat.shard_by_data", "gradacc_compat.compat.replica_id_in_cluster",
+               "gradacc_compat.compat.keras_fit_batch_size", "gradacc_compat.cluster.multi_worker",
+               "gradacc_compat.testing.Runner", "gradacc_compat.diagnostics.count_reductions",
+               "gradacc_compat.keras_classes", "gradacc_compat.lint.lint_source"]
+    missing = []
+    for dotted in sorted(named | set(earlier)):
+        if dotted.endswith(("_compat.bench.summary", ".json", ".png")):
+            continue
+        try:
+            _resolve(dotted)
+        except (ImportError, AttributeError) as err:
+            missing.append("%s (%s)" % (dotted, err))
+    assert not missing, missing
+

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import gradacc_compat as gac
-from gradacc_compat import compact_rows, compat, families
+from gradacc_compat import compat
+from gradacc_compat.core import compact_rows, families
 from gradacc_compat.compat import tf
 from tests import harness as H
 

@@ -10,7 +10,8 @@ import pytest
 import six
 
 import gradacc_compat as gac
-from gradacc_compat import compat, testing
+from gradacc_compat import compat
+from gradacc_compat.tools import testing
 from gradacc_compat.compat import tf
 
 from tests import harness as H

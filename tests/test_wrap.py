@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import gradacc_compat as gac
-from gradacc_compat import compat, families
+from gradacc_compat import compat
+from gradacc_compat.core import families
 from gradacc_compat.compat import tf
 from tests import harness as H
 

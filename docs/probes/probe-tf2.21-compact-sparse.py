@@ -7,7 +7,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL","2")
 import numpy as np
 import tensorflow as tf
 import gradacc_compat as gac
-from gradacc_compat import accumulator as A, compat
+from gradacc_compat import compat
+from gradacc_compat.core import accumulator as A
 from gradacc_compat.bench import workloads, candidates as C, timing
 s = C.Setting(workloads.get("embedding"), 8, 32)
 N = s.steps

@@ -10,9 +10,9 @@ from gradacc_compat import compat
 from gradacc_compat.bench.workloads import loss_fn
 from gradacc_compat.compat import tf
 
-__all__ = ["Candidate", "Setting", "loop_candidates", "fit_candidates",
-           "eager_candidates", "target_candidates", "plain", "big", "accumulator",
-           "accumulator_host_counted", "tutorial", "FLOORS"]
+__all__ = ["Candidate", "Setting", "plain", "big", "floor", "floor_write", "accumulator",
+           "accumulator_host_counted", "tutorial", "each_micro_batch", "apply_step",
+           "make_buffers", "write", "FLOORS"]
 
 #: The floors a candidate's cost is read against.
 FLOORS = ("floor", "floor+write")
@@ -105,7 +105,7 @@ def _function(s, body, traces, xla=False):
     return tf.function(counted, **(kwargs or {}))
 
 
-def _each_micro_batch(s, c, step, traced=True, xla=False):
+def each_micro_batch(s, c, step, traced=True, xla=False):
     """``c.cycle``: ``step(x, y)`` in replica context on each micro-batch,
     traced once (a tf.function) unless ``traced`` is false."""
     def replicated(x, y):
@@ -128,7 +128,7 @@ def _build_state(s, model, opt):
             opt.build(model.trainable_variables)
 
 
-def _apply(s, model, opt):
+def apply_step(s, model, opt):
     _build_state(s, model, opt)
 
     def step(x, y):
@@ -140,7 +140,7 @@ def plain(s):
     with s.scope():
         model, opt = s.workload.build(), s.optimizer()
     c = Candidate("plain(b)", "apply the optimizer on every micro-batch of b", model, opt)
-    return _each_micro_batch(s, c, _apply(s, model, opt))
+    return each_micro_batch(s, c, apply_step(s, model, opt))
 
 
 def big(s, xla=False):
@@ -170,7 +170,7 @@ def _sum_duplicates(grad):
     return tf.IndexedSlices(values, rows, grad.dense_shape)
 
 
-def _floor(s):
+def floor(s):
     with s.scope():
         model = s.workload.build()
     c = Candidate("floor", "forward/backward only; every gradient read once, nothing applied",
@@ -180,16 +180,16 @@ def _floor(s):
         grads = s.gradients(model, x, y)
         return tf.add_n([tf.reduce_sum(g.values if isinstance(g, tf.IndexedSlices) else g)
                          for g in grads])
-    return _each_micro_batch(s, c, step)
+    return each_micro_batch(s, c, step)
 
 
-def _buffers(s, model, **kwargs):
+def make_buffers(s, model, **kwargs):
     with s.scope():
         return [tf.Variable(tf.zeros(v.shape, v.dtype), trainable=False, **kwargs)
                 for v in model.trainable_variables]
 
 
-def _write(buffer, grad, first):
+def write(buffer, grad, first):
     if isinstance(grad, tf.IndexedSlices):
         if first:
             buffer.assign(tf.zeros_like(buffer))
@@ -197,20 +197,20 @@ def _write(buffer, grad, first):
     return buffer.assign(grad) if first else buffer.assign_add(grad)
 
 
-def _floor_write(s):
+def floor_write(s):
     """The floor of accumulation: forward/backward plus one write of each
     gradient into a preallocated buffer (assign on the first micro-batch,
     add after), counted on the host; the mean applied by another function."""
     with s.scope():
         model, opt = s.workload.build(), s.optimizer()
-    buffers = _buffers(s, model)
+    buffers = make_buffers(s, model)
     c = Candidate("floor+write", "forward/backward + one write per gradient into a buffer; "
                   "host-counted; buffer/N applied by a second function", model, opt)
 
     def micro(first):
         def step(x, y):
             for b, g in zip(buffers, s.gradients(model, x, y)):
-                _write(b, g, first)
+                write(b, g, first)
         return _function(s, lambda x, y: s.run(step, x, y), c.traces)
 
     first, rest = micro(True), micro(False)
@@ -233,7 +233,7 @@ def tutorial(s):
     mean every N micro-batches, then zero them."""
     with s.scope():
         model, opt = s.workload.build(), s.optimizer()
-    buffers = _buffers(s, model, synchronization=tf.VariableSynchronization.ON_WRITE,
+    buffers = make_buffers(s, model, synchronization=tf.VariableSynchronization.ON_WRITE,
                        aggregation=tf.VariableAggregation.SUM)
     c = Candidate("reduce-every-micro-step", "tutorial pattern: mirrored buffers += gradient "
                   "(an all-reduce per micro-step under a strategy), apply, zero",
@@ -255,7 +255,7 @@ def tutorial(s):
         for b in buffers:
             b.assign(tf.zeros_like(b))
 
-    return _then_apply(s, _each_micro_batch(s, c, step), lambda: s.run(apply_step))
+    return _then_apply(s, each_micro_batch(s, c, step), lambda: s.run(apply_step))
 
 
 def _then_apply(s, c, apply_step):
@@ -282,7 +282,7 @@ def accumulator(s, eager=False, xla=False):
 
     def step(x, y):
         acc.step(opt, s.gradients(model, x, y), model.trainable_variables)
-    return _each_micro_batch(s, c, step, traced=not eager, xla=xla)
+    return each_micro_batch(s, c, step, traced=not eager, xla=xla)
 
 
 def accumulator_host_counted(s):
@@ -296,159 +296,8 @@ def accumulator_host_counted(s):
     c = Candidate("gac host-counted", "GradientAccumulator.accumulate in tf.function; "
                   "apply_gradients from a second function every N", model, opt, exact=True)
     _build_state(s, model, opt)
-    _each_micro_batch(s, c, lambda x, y: acc.accumulate(s.gradients(model, x, y),
+    each_micro_batch(s, c, lambda x, y: acc.accumulate(s.gradients(model, x, y),
                                                         model.trainable_variables))
     return _then_apply(s, c, lambda: acc.apply_gradients(opt))
 
 
-def _keras_own_loop(s):
-    keras = compat.keras_module()
-    model = s.workload.build()
-    opt = keras.optimizers.Adam(1e-3, gradient_accumulation_steps=s.steps)
-    c = Candidate("keras3 own loop", "Keras 3 Adam(gradient_accumulation_steps=N) in a "
-                  "tf.function loop", model, opt, exact=True)
-    return _each_micro_batch(s, c, _apply(s, model, opt))
-
-
-def loop_candidates(s, eager=True, xla=True):
-    """The custom-loop candidates this TF and setting can run."""
-    makers = [plain, big, _floor, _floor_write, accumulator, accumulator_host_counted, tutorial]
-    if eager:
-        makers.append(lambda s_: accumulator(s_, eager=True))
-    if xla and compat.xla_function_kwargs() and not s.workload.sparse and s.strategy is None:
-        # (XLA needs static shapes: the sparse apply's touched rows are not.)
-        # Its reference is the big batch compiled alike (XLA orders sums its
-        # own way; Adam turns round-off in near-zero gradients into steps).
-        makers += [lambda s_: big(s_, xla=True), lambda s_: accumulator(s_, xla=True)]
-    if compat.keras_own_accumulation() and s.strategy is None:
-        makers.append(_keras_own_loop)
-    return [make(s) for make in makers]
-
-
-def target_candidates(s):
-    """What the speed targets compare: the accumulator in tf.function against
-    the floor of accumulation, the tutorial loop and Keras 3's own loop;
-    fit with gac.wrap against Keras 3's and Horovod's own accumulation."""
-    found = [_floor_write(s), accumulator(s), accumulator_host_counted(s), tutorial(s)]
-    if compat.keras_own_accumulation():
-        found.append(_keras_own_loop(s))
-    fits = [c for c in fit_candidates(s) if c.name != "fit big(N*b)"]
-    if len(fits) > 2:  # something to compare fit gac.wrap with
-        found += [c for c in fits if c.name != "fit plain(b)"]
-    return found
-
-
-# ----------------------------------------------------------------- eager
-class _Weights(object):
-    """Variables holding ``values``, shaped like a model for ``Candidate``."""
-
-    def __init__(self, values):
-        self.trainable_variables = [tf.Variable(v) for v in values]
-
-    def get_weights(self):
-        return [v.numpy() for v in self.trainable_variables]
-
-
-def eager_candidates(s):
-    """Eager per-micro-step cost with the gradients computed once up front
-    (what is left is the accumulation's own work): the optimizer's eager
-    apply on every micro-batch, the hand-written eager loop of writes into
-    buffers with the mean applied every N, and ``acc.step`` eagerly."""
-    initial = s.workload.build()
-    grads = [tf.convert_to_tensor(g) for g in s.gradients(initial, s.xs[0], s.ys[0])]
-    # Plain tf.Variables with the model's weights: v1 optimizers take no
-    # Keras 3 variables.
-    models = [_Weights(initial.get_weights()) for _ in range(3)]
-    found = []
-
-    opt = s.optimizer()
-    c = Candidate("eager apply", "the optimizer's eager apply_gradients on every micro-batch",
-                  models[0], opt)
-    pairs = list(zip(grads, models[0].trainable_variables))
-    c.cycle = lambda: [opt.apply_gradients(pairs) for _ in range(s.steps)]
-    found.append(c)
-
-    opt2 = s.optimizer()
-    buffers = _buffers(s, models[1])
-    c = Candidate("eager floor+write", "hand-written eager loop: assign/assign_add into "
-                  "buffers, host-counted, buffer/N applied every N", models[1], opt2)
-    variables = models[1].trainable_variables
-
-    def floor_cycle():
-        for k in range(s.steps):
-            for b, g in zip(buffers, grads):
-                _write(b, g, k == 0)
-        opt2.apply_gradients([(b / float(s.steps), v) for b, v in zip(buffers, variables)])
-    c.cycle = floor_cycle
-    found.append(c)
-
-    opt3 = s.optimizer()
-    acc = gac.GradientAccumulator(s.steps)
-    c = Candidate("gac eager", "acc.step eagerly", models[2], opt3)
-    variables3 = models[2].trainable_variables
-    c.cycle = lambda: [acc.step(opt3, grads, variables3) for _ in range(s.steps)]
-    found.append(c)
-    return found
-
-
-# ------------------------------------------------------------------- fit
-def _fit_candidate(s, name, what, optimizer, exact, big=False):
-    """``model.fit`` over the micro-batches (or, ``big``, over their
-    concatenation): ``block(k)`` is one fit call of k effective steps."""
-    model = s.workload.build()
-    kwargs = {"jit_compile": False} if compat.KERAS_FLAVOUR == "keras3" else {}
-    model.compile(optimizer=optimizer, loss=_keras_loss(), **kwargs)
-    x = np.concatenate([np.asarray(t) for t in s.xs])
-    y = np.concatenate([np.asarray(t) for t in s.ys])
-    per_step = s.batch * s.steps if big else s.batch
-    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(per_step).repeat()
-    c = Candidate(name, what, model, optimizer, exact=exact)
-    c.block = lambda cycles: model.fit(data, epochs=1, verbose=0,
-                                       steps_per_epoch=cycles * (1 if big else s.steps))
-    c.cycle = lambda: c.block(1)
-    return c
-
-
-def _keras_loss():
-    keras = compat.keras_module()
-    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-
-def fit_candidates(s):
-    """``model.fit`` candidates: plain, gac.wrap, Keras 3's own accumulation,
-    Horovod's backward_passes_per_step (where Horovod imports)."""
-    keras = compat.keras_module()
-    adam = keras.optimizers.Adam
-    found = [
-        _fit_candidate(s, "fit plain(b)", "model.fit, an update per micro-batch", adam(1e-3),
-                       False),
-        _fit_candidate(s, "fit big(N*b)", "model.fit on batches of N*b (the fit reference)",
-                       adam(1e-3), False, big=True),
-        _fit_candidate(s, "fit gac.wrap", "model.fit with gac.wrap(Adam, N)",
-                       gac.wrap(adam(1e-3), s.steps), True),
-    ]
-    if compat.keras_own_accumulation():
-        found.append(_fit_candidate(
-            s, "fit keras3 own", "model.fit with Adam(gradient_accumulation_steps=N)",
-            adam(1e-3, gradient_accumulation_steps=s.steps), True))
-    horovod = _horovod_keras()
-    if horovod is not None:
-        found.append(_fit_candidate(
-            s, "fit horovod bpps", "model.fit with hvd.DistributedOptimizer(Adam, "
-            "backward_passes_per_step=N, average_aggregated_gradients=True, "
-            "sparse_as_dense=True)",
-            # Horovod accumulates no IndexedSlices with backward_passes_per_step > 1
-            # unless it makes them dense.
-            horovod.DistributedOptimizer(adam(1e-3), backward_passes_per_step=s.steps,
-                                         average_aggregated_gradients=True,
-                                         sparse_as_dense=True), True))
-    return found
-
-
-def _horovod_keras():
-    try:
-        import horovod.tensorflow.keras as hvd
-    except ImportError:
-        return None
-    hvd.init()
-    return hvd

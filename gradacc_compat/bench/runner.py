@@ -6,7 +6,7 @@ import sys
 import numpy as np
 
 from gradacc_compat import compat
-from gradacc_compat.bench import candidates, memory, report, timing, workloads
+from gradacc_compat.bench import candidates, memory, report, suites, timing, workloads
 from gradacc_compat.compat import tf
 
 __all__ = ["setup_devices", "run", "memory_child"]
@@ -153,7 +153,7 @@ def _max_diff(got, want):
 
 def _workload_section(workload, args):
     s = candidates.Setting(workload, args.steps, args.batch)
-    found = candidates.loop_candidates(s, eager=True) + candidates.fit_candidates(s)
+    found = suites.loop_candidates(s, eager=True) + suites.fit_candidates(s)
     return _timed("%s, one device (%s)" % (workload.name, workload.description), found,
                   "plain(b)", args,
                   note="speed: examples/s relative to plain(b), paired per round; fit rows "
@@ -164,7 +164,7 @@ def _eager_section(workload, args):
     # v1 Adam on every TF: one optimizer's eager apply (Keras 3's costs
     # ~5 ms a variable eagerly and would hide what accumulation adds).
     s = candidates.Setting(workload, args.steps, args.batch, v1_adam=True)
-    found = candidates.eager_candidates(s)
+    found = suites.eager_candidates(s)
     return _timed("eager overhead, %s, v1 Adam, gradients computed once" % workload.name,
                   found, "eager apply", args,
                   note="per micro-step: the accumulation's own work (or the optimizer's "
@@ -189,7 +189,7 @@ def _target_section(workload, args):
     """Only what the speed targets compare, timed until each comparison's
     95% interval is within +-``args.resolution`` (or the time is up)."""
     s = candidates.Setting(workload, args.steps, args.batch)
-    found = candidates.target_candidates(s)
+    found = suites.target_candidates(s)
     return _timed("targets, %s" % workload.name, found, "floor+write", args,
                   note="rounds until every comparison's 95%% interval of the median speed "
                        "ratio is within +-%g (at most %d s)" % (args.resolution,
@@ -198,7 +198,7 @@ def _target_section(workload, args):
 
 
 def _mirrored_section(workload, args):
-    from gradacc_compat.diagnostics import count_reductions
+    from gradacc_compat.distributed.diagnostics import count_reductions
     strategy = compat.mirrored_strategy(["/cpu:0", "/cpu:1"])
     # Counted eagerly: a tf.function counts its trace, not its runs.
     eager = candidates.Setting(workload, args.steps, args.batch, strategy, traced=False)

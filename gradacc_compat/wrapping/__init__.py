@@ -19,8 +19,8 @@ from __future__ import absolute_import, division, print_function
 
 import copy
 
-from gradacc_compat import families, horovod_support
-from gradacc_compat._checks import check_steps
+from gradacc_compat.core import families, horovod_support
+from gradacc_compat.core.checks import check_steps
 from gradacc_compat.compat import tf
 from gradacc_compat.wrapping.base import SYNC_REPLICAS, AccumulatingBase, describe
 from gradacc_compat.wrapping.keras import flush_at_epoch_end, keras_custom_objects, keras_subclass

@@ -4,8 +4,8 @@ families share."""
 from __future__ import absolute_import, division, print_function
 
 from gradacc_compat import compat
-from gradacc_compat.accumulator import GradientAccumulator
-from gradacc_compat.accumulator_state import once_per_strategy
+from gradacc_compat.core.accumulator import GradientAccumulator
+from gradacc_compat.core.accumulator_state import once_per_strategy
 
 __all__ = ["AccumulatingBase", "describe", "NO_BATCH_SIZE", "ACROSS_WORKERS", "SYNC_REPLICAS"]
 

@@ -5,7 +5,9 @@ from __future__ import absolute_import, division, print_function
 
 import contextlib
 
-from gradacc_compat import audit, compat, families, fit_batch, keras_classes
+from gradacc_compat import compat, keras_classes
+from gradacc_compat.core import audit, families
+from gradacc_compat.wrapping import fit_batch
 from gradacc_compat.compat import tf
 from gradacc_compat.wrapping.base import (ACROSS_WORKERS, NO_BATCH_SIZE, AccumulatingBase,
                                           describe)

@@ -2,7 +2,7 @@
 optimizer being wrapped."""
 from __future__ import absolute_import, division, print_function
 
-from gradacc_compat._checks import check_nonfinite, check_reduction, check_transform
+from gradacc_compat.core.checks import check_nonfinite, check_reduction, check_transform
 from gradacc_compat.wrapping.base import describe
 
 __all__ = ["OPTIONS", "check_options"]

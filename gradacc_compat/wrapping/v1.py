@@ -2,7 +2,9 @@
 holds the given one (composition, as TF's own SyncReplicasOptimizer does)."""
 from __future__ import absolute_import, division, print_function
 
-from gradacc_compat import audit, compat, families, horovod_support, saving, tf1_collectives
+from gradacc_compat import compat
+from gradacc_compat.core import audit, families, horovod_support, saving
+from gradacc_compat.distributed import tf1_collectives
 from gradacc_compat.compat import tf
 from gradacc_compat.wrapping.base import SYNC_REPLICAS, AccumulatingBase
 

@@ -17,8 +17,9 @@ import sys
 import numpy as np
 
 import gradacc_compat as gac
-from gradacc_compat import cluster as gac_cluster
-from gradacc_compat import compat, diagnostics
+from gradacc_compat.distributed import cluster as gac_cluster
+from gradacc_compat import compat
+from gradacc_compat.distributed import diagnostics
 from gradacc_compat.compat import tf
 
 from tests import harness as H

@@ -11,8 +11,8 @@ from __future__ import absolute_import, division, print_function
 import numpy as np
 
 from gradacc_compat import compat
-from gradacc_compat.accumulator import GradientAccumulator
-from gradacc_compat.batching import effective_batch_size
+from gradacc_compat.core.accumulator import GradientAccumulator
+from gradacc_compat.core.batching import effective_batch_size
 from gradacc_compat.compat import tf
 
 STEPS, MICRO_BATCH, EFFECTIVE_STEPS = 4, 16, 25

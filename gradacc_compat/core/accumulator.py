@@ -1,18 +1,20 @@
 """Exact gradient accumulation for custom training loops."""
 from __future__ import absolute_import, division, print_function
 
-from gradacc_compat import compat, families, horovod_support
-from gradacc_compat._checks import (check_gradient, check_nonfinite, check_reduction,
-                                    check_sequence, check_steps, check_transform, check_weight,
-                                    finite_checked, names, runtime_checks)
+from gradacc_compat import compat
 from gradacc_compat.compat import tf
-from gradacc_compat.accumulator_state import AGG as _AGG, PlainState as _PlainState, once_per_strategy
-from gradacc_compat.accumulator_ops import (check_not_wrapped as _check_not_wrapped, cond as _cond,
-                                            gated as _gated, is_default as _is_default,
-                                            read as _read, TF1_COLLECTIVES as _TF1_COLLECTIVES,
-                                            where as _where)
-from gradacc_compat.accumulator_apply import AccumulatorApply
-from gradacc_compat.accumulator_writes import AccumulatorWrites
+from gradacc_compat.core import families, horovod_support
+from gradacc_compat.core.accumulator_apply import AccumulatorApply
+from gradacc_compat.core.accumulator_checks import check_inputs
+from gradacc_compat.core.accumulator_ops import (TF1_COLLECTIVES as _TF1_COLLECTIVES, cond as _cond,
+                                                 check_not_wrapped as _check_not_wrapped,
+                                                 gated as _gated, is_default as _is_default,
+                                                 read as _read)
+from gradacc_compat.core.accumulator_state import (AGG as _AGG, PlainState as _PlainState,
+                                                   once_per_strategy)
+from gradacc_compat.core.accumulator_writes import AccumulatorWrites
+from gradacc_compat.core.checks import (check_nonfinite, check_reduction, check_steps,
+                                        check_transform)
 
 __all__ = ["GradientAccumulator"]
 
@@ -255,15 +257,15 @@ class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
         row marks are accumulated as dense ones (see :meth:`_rows_as_dense`).
         ``slots``: this call writes a slot of the compact rows, made here for
         the variables whose first gradient this is."""
-        gradients, variables, weight, checks = self._check_inputs(gradients, variables, weight)
+        gradients, variables, weight, checks = check_inputs(self._plain, self._nonfinite,
+                                                            gradients, variables, weight)
         if checks:
             # Every write consumes a gated value (a control input on the
             # writes' cond alone does not hold them back inside a function).
             with tf.control_dependencies(checks):
                 gradients = [_gated(g) for g in gradients]
                 weight = None if weight is None else tf.identity(weight)
-                return self._accumulate_checked(gradients, variables, weight, rows_as_dense,
-                                                slots)
+                return self._accumulate_checked(gradients, variables, weight, rows_as_dense, slots)
         return self._accumulate_checked(gradients, variables, weight, rows_as_dense, slots)
 
     def _accumulate_checked(self, gradients, variables, weight, rows_as_dense, slots):
@@ -345,109 +347,3 @@ class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
     def reset(self):
         """Drops what is pending (accumulated gradients and counts)."""
         return tf.group(*self._reset_ops(self._components))
-
-    # ------------------------------------------------------------ helpers
-    @compat.do_not_convert
-    def _pending(self):
-        """The pending sums (see :attr:`gradients`). The accumulators keep a
-        finished cycle's sum until the next cycle's first micro-batch
-        overwrites it (no zeroing pass), so a read with no micro-batch
-        pending is zeros."""
-        replica = not compat.in_cross_replica_context()
-
-        def read(variable):
-            if replica:
-                return _read(self._local(variable))
-            return variable.read_value()  # every replica's, aggregated
-
-        accums = self._local_list(self._accums) if replica else self._accums
-        compact = self._plain.compact
-        pending = tf.greater(read(self._micro_step), 0)
-        slots = read(self._plain.slots)[0] if compact else None
-        sums = []
-        for i, accum in enumerate(accums):
-            value = (compact[i].gradient(slots, accum, lambda v: v) if i in compact
-                     else read(accum) if not replica else _read(accum))
-            sums.append(_where(pending, value))
-        return sums
-
-    def _components(self, variable):
-        """The components of ``variable`` this context may write."""
-        if compat.in_cross_replica_context():
-            return compat.local_results(self._plain.strategy, variable)
-        return (self._local(variable),)
-
-    def _local(self, variable):
-        """This replica's component: read/written directly, which also avoids
-        TF 1.14 mistaking a nested replica context for cross-replica."""
-        parts = compat.local_results(self._plain.strategy, variable)
-        if len(parts) == 1:
-            return parts[0]
-        return parts[compat.replica_index(tf.distribute.get_replica_context())]
-
-    def _check_strategy(self, what):
-        current = compat.get_strategy()
-        if current is not self._plain.strategy:
-            raise ValueError(
-                "GradientAccumulator.%s was called under %s, but the accumulator "
-                "was created under %s. Create the accumulator inside the "
-                "`strategy.scope()` of the strategy that runs the training step."
-                % (what, type(current).__name__, type(self._plain.strategy).__name__))
-
-    def _check_inputs(self, gradients, variables, weight):
-        """Validates everything before any state changes."""
-        self._check_strategy("accumulate")
-        if compat.in_cross_replica_context() and not _is_default(self._plain.strategy):
-            raise RuntimeError(
-                "GradientAccumulator.accumulate/step must run in replica context: "
-                "call it inside strategy.run(...) (experimental_run_v2 or "
-                "extended.call_for_each_replica on older TF), not directly under "
-                "strategy.scope().")
-        gradients = check_sequence(gradients, "gradients", "[grad] or tape.gradient(loss, "
-                                   "variables)")
-        variables = check_sequence(variables, "variables", "[variable] or "
-                                   "model.trainable_variables")
-        if len(gradients) != len(variables):
-            raise ValueError(
-                "Received %d gradients for %d variables; pass one gradient (or None) "
-                "per variable, in the same order as `variables`."
-                % (len(gradients), len(variables)))
-        if not variables:
-            raise ValueError("Received no variables; pass the variables the gradients "
-                             "belong to (e.g. model.trainable_variables).")
-        for v in variables:
-            if not (hasattr(v, "assign") and hasattr(v, "shape") and hasattr(v, "dtype")):
-                raise TypeError("Expected variables, received %r (type %s) in `variables`."
-                                % (v, type(v).__name__))
-        arguments = compat.passed_as_arguments(variables)
-        if arguments:
-            raise ValueError(
-                "GradientAccumulator received variables (%s) that are arguments of the "
-                "tf.function being traced. TensorFlow %s reuses such a trace for other "
-                "variables of the same shapes, and the accumulator's checks run only while "
-                "tracing: another variable list would then receive this list's pending "
-                "gradients. Use the variables from the function's closure (e.g. "
-                "model.trainable_variables inside the function) instead of passing them in."
-                % (names(arguments), compat.TF_VERSION_STRING))
-        known = self._plain.variables
-        if known is not None and (len(known) != len(variables)
-                                  or any(a is not b for a, b in zip(known, variables))):
-            raise ValueError(
-                "This accumulator was built for %d variables (%s); received %d "
-                "variables (%s). Use one GradientAccumulator per variable list."
-                % (len(known), names(known), len(variables), names(variables)))
-        checked = []
-        for g, v in zip(gradients, variables):
-            checked.append(check_gradient(g, v))
-        if not self._plain.seen and all(g is None for g in checked):
-            raise ValueError(
-                "Every gradient passed to this accumulator so far was None (%d variables: "
-                "%s); nothing was accumulated. Check that the loss depends on the variables "
-                "and that the gradients were computed inside the tape."
-                % (len(variables), names(variables)))
-        weight = check_weight(weight)
-        checked, checks = runtime_checks(checked, variables, weight)
-        if self._nonfinite == "raise":
-            checked, finite = finite_checked(checked, variables)
-            checks = checks + finite
-        return checked, variables, weight, checks

@@ -1,4 +1,4 @@
-"""``gac.verify`` and ``python -m gradacc_compat verify``: exactness on
+"""``gac.verify``: exactness on
 your own model, in every mode and strategy this TensorFlow offers.
 
     report = gac.verify(model=make_model,                       # or a built model
@@ -21,24 +21,20 @@ the first build, so a randomly initialized factory is fine.
 """
 from __future__ import absolute_import, division, print_function
 
-import importlib
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 
-from gradacc_compat import audit, compat, families, testing
-from gradacc_compat.accumulator import GradientAccumulator
+from gradacc_compat import compat
+from gradacc_compat.core import audit, families
+from gradacc_compat.tools import testing
+from gradacc_compat.tools import spec
+from gradacc_compat.core.accumulator import GradientAccumulator
 from gradacc_compat.compat import tf
 
 __all__ = ["verify", "Report", "assert_matches_big_batch"]
 
 TOLERANCE = 1e-5
 _MODE_LABEL = {"eager": "eager", "function": "tf.function", "graph": "TF1 graph"}
-_ROWS_TAG = "GAC-VERIFY-ROWS "
-_MIRRORED = "MirroredStrategy x%d" % testing.REPLICAS
+MIRRORED = "MirroredStrategy x%d" % testing.REPLICAS
 
 
 class Row(object):
@@ -190,39 +186,13 @@ def _graph_refusal(make_optimizer, mode):
 def _row(subject, label, make_optimizer, x, y, steps, effective_steps, mode, distributed,
          tolerance, big):
     """Accumulation against ``big``, the big batch's (weights, state)."""
-    strategy = _MIRRORED if distributed else "default"
+    strategy = MIRRORED if distributed else "default"
     big_w, big_s = big
     acc_w, acc_s = _train(subject, make_optimizer, x, y, steps, effective_steps, mode,
                           distributed)
     dw, ds = _max_diff(acc_w, big_w), _max_diff(acc_s, big_s)
     scale = max([1.0] + [float(np.max(np.abs(w))) for w in big_w if np.size(w)])
     return Row(label, mode, strategy, dw, ds, dw <= tolerance * scale and ds <= tolerance * scale)
-
-
-def _check_batch(batch, steps):
-    try:
-        x, y = batch
-    except (TypeError, ValueError):
-        raise TypeError("`batch` must be (x, y): one effective batch of NumPy arrays. "
-                        "Received %r." % (type(batch).__name__,))
-    x, y = np.asarray(x), np.asarray(y)
-    if len(x) != len(y):
-        raise ValueError("`batch`: x has %d examples, y has %d." % (len(x), len(y)))
-    if len(x) % steps or len(x) < steps:
-        raise ValueError("`batch` has %d examples, which do not split into steps=%d "
-                         "micro-batches; give a multiple of %d." % (len(x), steps, steps))
-    return x, y
-
-
-def _optimizers(optimizer):
-    if isinstance(optimizer, dict):
-        return sorted(optimizer.items())
-    if optimizer is None or not callable(optimizer) or hasattr(optimizer, "apply_gradients"):
-        raise TypeError("`optimizer` must be a function that returns a NEW optimizer (each "
-                        "row needs a fresh one), e.g. optimizer=lambda: "
-                        "tf.keras.optimizers.Adam(1e-3). Received %r." % (optimizer,))
-    made = optimizer()
-    return [(type(made).__name__, optimizer)]
 
 
 def verify(model=None, optimizer=None, batch=None, steps=4, loss="mse", variables=None,
@@ -246,11 +216,11 @@ def verify(model=None, optimizer=None, batch=None, steps=4, loss="mse", variable
       print_fn: where the table goes (None: not printed).
     """
     if model is None and variables is None and batch is None:
-        model, optimizer, batch, loss = _builtin(optimizer)
+        model, optimizer, batch, loss = spec.builtin(optimizer)
     subject = _Subject(model, loss if (model is not None or callable(loss)) else None,
                        variables)
-    x, y = _check_batch(batch, steps)
-    optimizers = _optimizers(optimizer)
+    x, y = spec.check_batch(batch, steps)
+    optimizers = spec.optimizers(optimizer)
     modes = tuple(modes or testing.available_modes())
     strategies = [] if _strategy_rows_only else [False]
     skip_distributed = None
@@ -272,12 +242,12 @@ def verify(model=None, optimizer=None, batch=None, steps=4, loss="mse", variable
             big = None if refused or not strategies else \
                 _train(subject, make, x, y, 1, effective_steps, mode, False)
             for dist in strategies:
-                rows.append(Row(label, mode, _MIRRORED if dist else "default", note=refused)
+                rows.append(Row(label, mode, MIRRORED if dist else "default", note=refused)
                             if refused else
                             _row(subject, label, make, x, y, steps, effective_steps, mode,
                                  dist, tolerance, big))
             if skip_distributed and distributed is None:
-                rows.append(Row(label, mode, _MIRRORED, note=skip_distributed))
+                rows.append(Row(label, mode, MIRRORED, note=skip_distributed))
     report = Report(_title(steps, effective_steps, len(x) // steps), rows, _hints(subject),
                     _schedule_notes(optimizers, steps))
     if print_fn is not None:
@@ -333,7 +303,7 @@ def _why_not_distributed(subject, micro_batch):
         return "micro-batch of %d does not split over %d replicas" % (micro_batch,
                                                                       testing.REPLICAS)
     if testing.logical_cpus() < testing.REPLICAS:
-        return ("needs %d logical CPUs: call gradacc_compat.testing.setup_logical_cpus() "
+        return ("needs %d logical CPUs: call gradacc_compat.tools.testing.setup_logical_cpus() "
                 "before any TF op, or use `python -m gradacc_compat verify`"
                 % testing.REPLICAS)
     return None
@@ -354,122 +324,3 @@ def _hints(subject):
     hints.append("anything else in the step that depends on the batch (a custom loss "
                  "normalized by its own batch statistics) differs the same way")
     return hints
-
-
-# --------------------------------------------------------------- built-in
-def _builtin(optimizer=None):
-    """A small Keras model (two Dense layers) on synthetic data."""
-    keras = compat.keras_module()
-    if keras is None:
-        raise RuntimeError("the built-in verify model needs Keras; pass your own `loss` "
-                           "and `variables`")
-    rng = np.random.RandomState(0)
-    x = rng.normal(size=(32, 6)).astype("float32")
-    y = rng.normal(size=(32, 2)).astype("float32")
-
-    def make_model():
-        inputs = keras.Input(shape=(6,))
-        hidden = keras.layers.Dense(8, activation="tanh")(inputs)
-        return keras.Model(inputs, keras.layers.Dense(2)(hidden))
-
-    if optimizer is None:
-        optimizer = {"keras.optimizers.SGD(momentum)":
-                     lambda: keras.optimizers.SGD(0.1, momentum=0.9),
-                     "keras.optimizers.Adam": lambda: keras.optimizers.Adam(0.05)}
-        if compat.KERAS_FLAVOUR != "keras3":  # v1 optimizers take tf.Variables only
-            optimizer["tf.compat.v1.train.MomentumOptimizer"] = \
-                lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
-    return make_model, optimizer, (x, y), "mse"
-
-
-# -------------------------------------------------------------------- CLI
-def _load_spec(spec):
-    """``module:function`` or ``path/file.py:function`` -> verify kwargs."""
-    if not spec:
-        return {}
-    target, _, name = spec.rpartition(":")
-    if not target or not name:
-        raise SystemExit("verify: expected MODULE:FUNCTION or FILE.py:FUNCTION, got %r" % spec)
-    if target.endswith(".py"):
-        directory, module = os.path.split(os.path.abspath(target))
-        sys.path.insert(0, directory)
-        target = module[:-3]
-    elif os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    kwargs = getattr(importlib.import_module(target), name)()
-    if not isinstance(kwargs, dict):
-        raise SystemExit("verify: %s must return a dict of gac.verify arguments (model, "
-                         "optimizer, batch, steps, loss); it returned %r" % (spec, kwargs))
-    return kwargs
-
-
-USAGE = """usage: python -m gradacc_compat verify [SPEC] [--steps N] [--eager] [--no-subprocess]
-
-SPEC is MODULE:FUNCTION or FILE.py:FUNCTION; FUNCTION() returns a dict of
-gac.verify arguments, e.g. dict(model=make_model, optimizer=lambda: Adam(),
-batch=(x, y), steps=4, loss="mse"). Without SPEC: a built-in model.
---eager: TF 1.x eager (TF2 is eager anyway). MirroredStrategy rows of TF2
-run in a fresh process (two logical CPUs) unless --no-subprocess. Exit
-status 1 when a row FAILS.
-"""
-
-
-def main(argv):
-    args = list(argv)
-    distributed_only = "--distributed-only" in args  # the child process
-    in_process = "--no-subprocess" in args or distributed_only
-    if "--eager" in args and compat.TF1:  # must be the first TF call
-        tf.compat.v1.enable_eager_execution(config=compat.tf1_session_config(testing.REPLICAS))
-    args = [a for a in args if a not in ("--distributed-only", "--no-subprocess", "--eager")]
-    tf.get_logger().setLevel("ERROR")
-    overrides = {}
-    if "--steps" in args:
-        at = args.index("--steps")
-        try:
-            overrides["steps"] = int(args[at + 1])
-        except (IndexError, ValueError):
-            sys.stderr.write(USAGE)
-            return 2
-        del args[at:at + 2]
-    if len(args) > 1 or (args and args[0].startswith("-")):
-        sys.stderr.write(USAGE)
-        return 2
-    spec = args[0] if args else ""
-    if distributed_only:
-        why = testing.setup_logical_cpus()
-        if why:
-            print(_ROWS_TAG + json.dumps([{"note": why}]))
-            return 0
-    kwargs = _load_spec(spec)
-    kwargs.update(overrides)
-    eager = compat.eager_by_default()
-    if distributed_only:
-        report = verify(distributed=True, print_fn=None, _strategy_rows_only=True, **kwargs)
-        print(_ROWS_TAG + json.dumps([r.as_dict() for r in report.rows]))
-        return 0
-    child = not in_process and eager and testing.logical_cpus() < testing.REPLICAS
-    report = verify(distributed=None if not child else False, print_fn=None, **kwargs)
-    if child:
-        report.rows.extend(_child_rows(spec, overrides))
-    print(report)
-    return 0 if report.passed else 1
-
-
-def _child_rows(spec, overrides):
-    """The MirroredStrategy rows, from a fresh process with two logical CPUs."""
-    command = [sys.executable, "-m", "gradacc_compat", "verify", "--distributed-only"]
-    command += [spec] if spec else []
-    command += ["--steps", str(overrides["steps"])] if "steps" in overrides else []
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = proc.communicate()
-    for line in out.decode("utf-8", "replace").splitlines():
-        if line.startswith(_ROWS_TAG):
-            rows = [Row(**r) if "mode" in r else
-                    Row("*", "*", _MIRRORED, note=r["note"])
-                    for r in json.loads(line[len(_ROWS_TAG):])]
-            return rows
-    tail = err.decode("utf-8", "replace").strip().splitlines()[-5:]
-    return [Row("*", "*", _MIRRORED, passed=False,
-                weights=float("nan"), state=float("nan"),
-                note="the strategy process failed (exit %d): %s" % (proc.returncode,
-                                                                     " | ".join(tail)))]

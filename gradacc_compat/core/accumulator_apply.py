@@ -3,14 +3,16 @@ cross-replica context, ``merge_call`` + ``tf.cond``), the presence of each
 variable in the cycle, non-finite cycles, the apply and the reset."""
 from __future__ import absolute_import, division, print_function
 
-from gradacc_compat import audit, compat
-from gradacc_compat._checks import names
+from gradacc_compat import compat
+from gradacc_compat.core import audit
+from gradacc_compat.core.accumulator_checks import check_strategy
+from gradacc_compat.core.checks import names
 from gradacc_compat.compat import tf
-from gradacc_compat.accumulator_ops import (cond as _cond, is_default as _is_default,
-                                            is_python as _is_python, local_sum as _local_sum,
-                                            MAX_GUARDED as _MAX_GUARDED, MIXED_NONE as _MIXED_NONE,
-                                            read as _read, total as _total,
-                                            transformed as _transformed)
+from gradacc_compat.core.accumulator_ops import (MAX_GUARDED as _MAX_GUARDED,
+                                                 MIXED_NONE as _MIXED_NONE, cond as _cond,
+                                                 is_default as _is_default, is_python as _is_python,
+                                                 local_sum as _local_sum, read as _read,
+                                                 total as _total, transformed as _transformed)
 
 __all__ = ["AccumulatorApply"]
 
@@ -27,7 +29,7 @@ class AccumulatorApply(object):
         cond), so the decision is taken after ``merge_call``, and the apply
         re-enters replica context with ``call_for_each_replica``.
         """
-        self._check_strategy("apply")
+        check_strategy(self._plain, "apply")
         variables = self._plain.variables
         if not variables:
             raise ValueError("Nothing to apply: accumulate() has not been called yet.")

@@ -29,16 +29,16 @@ import io
 import os
 import sys
 
-from gradacc_compat import lint_wrapped
-from gradacc_compat.lint_ast import FUNCTIONS as _FUNCTIONS
-from gradacc_compat.lint_ast import NUMBER as _NUMBER
-from gradacc_compat.lint_ast import call_name as _call_name
-from gradacc_compat.lint_ast import dotted_name as _name
-from gradacc_compat.lint_ast import last as _last
-from gradacc_compat.lint_ast import method as _method
-from gradacc_compat.lint_ast import names_in as _names_in
-from gradacc_compat.lint_ast import targets as _targets
-from gradacc_compat.lint_ast import walk as _walk
+from gradacc_compat.lint import wrapped as lint_wrapped
+from gradacc_compat.lint.ast_helpers import call_name as _call_name
+from gradacc_compat.lint.ast_helpers import dotted_name as _name
+from gradacc_compat.lint.ast_helpers import FUNCTIONS as _FUNCTIONS
+from gradacc_compat.lint.ast_helpers import last as _last
+from gradacc_compat.lint.ast_helpers import method as _method
+from gradacc_compat.lint.ast_helpers import names_in as _names_in
+from gradacc_compat.lint.ast_helpers import NUMBER as _NUMBER
+from gradacc_compat.lint.ast_helpers import targets as _targets
+from gradacc_compat.lint.ast_helpers import walk as _walk
 
 __all__ = ["Finding", "lint_source", "lint_paths", "main", "SUGGESTION"]
 

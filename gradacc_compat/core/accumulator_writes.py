@@ -2,13 +2,15 @@
 accumulators, row marks of sparse variables, compact rows, presence flags."""
 from __future__ import absolute_import, division, print_function
 
-from gradacc_compat import audit, compat, compact_rows, families
-from gradacc_compat._checks import clean_name
+from gradacc_compat import compat
+from gradacc_compat.core import audit, compact_rows, families
+from gradacc_compat.core.checks import clean_name
 from gradacc_compat.compat import tf
-from gradacc_compat.accumulator_state import AGG as _AGG, once_per_strategy
-from gradacc_compat.accumulator_ops import (accum_dtype as _accum_dtype, clear as _clear,
-                                            cond as _cond, is_default as _is_default,
-                                            scatter as _scatter)
+from gradacc_compat.core.accumulator_state import AGG as _AGG, once_per_strategy
+from gradacc_compat.core.accumulator_ops import (accum_dtype as _accum_dtype, clear as _clear,
+                                                 cond as _cond, is_default as _is_default,
+                                                 read as _read, scatter as _scatter,
+                                                 where as _where)
 
 __all__ = ["AccumulatorWrites"]
 
@@ -236,3 +238,41 @@ class AccumulatorWrites(object):
         if key not in cache or cache[key][0] is not variables:
             cache[key] = (variables, [self._local(v) for v in variables])
         return cache[key][1]
+
+    @compat.do_not_convert
+    def _pending(self):
+        """The pending sums (see :attr:`gradients`). The accumulators keep a
+        finished cycle's sum until the next cycle's first micro-batch
+        overwrites it (no zeroing pass), so a read with no micro-batch
+        pending is zeros."""
+        replica = not compat.in_cross_replica_context()
+
+        def read(variable):
+            if replica:
+                return _read(self._local(variable))
+            return variable.read_value()  # every replica's, aggregated
+
+        accums = self._local_list(self._accums) if replica else self._accums
+        compact = self._plain.compact
+        pending = tf.greater(read(self._micro_step), 0)
+        slots = read(self._plain.slots)[0] if compact else None
+        sums = []
+        for i, accum in enumerate(accums):
+            value = (compact[i].gradient(slots, accum, lambda v: v) if i in compact
+                     else read(accum) if not replica else _read(accum))
+            sums.append(_where(pending, value))
+        return sums
+
+    def _components(self, variable):
+        """The components of ``variable`` this context may write."""
+        if compat.in_cross_replica_context():
+            return compat.local_results(self._plain.strategy, variable)
+        return (self._local(variable),)
+
+    def _local(self, variable):
+        """This replica's component: read/written directly, which also avoids
+        TF 1.14 mistaking a nested replica context for cross-replica."""
+        parts = compat.local_results(self._plain.strategy, variable)
+        if len(parts) == 1:
+            return parts[0]
+        return parts[compat.replica_index(tf.distribute.get_replica_context())]

@@ -4,8 +4,9 @@ from __future__ import absolute_import, division, print_function
 
 import numbers
 
-from gradacc_compat import compat, families
-from gradacc_compat._checks import names
+from gradacc_compat import compat
+from gradacc_compat.core import families
+from gradacc_compat.core.checks import names
 from gradacc_compat.compat import tf
 
 __all__ = ["MAX_GUARDED", "MIXED_NONE", "TF1_COLLECTIVES", "check_not_wrapped", "gated",

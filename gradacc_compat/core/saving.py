@@ -31,7 +31,7 @@ from __future__ import absolute_import, division, print_function
 import inspect
 import warnings
 
-from gradacc_compat import audit
+from gradacc_compat.core import audit
 from gradacc_compat.compat import tf
 
 __all__ = ["register", "AccumulatorSaver"]

@@ -4,7 +4,8 @@ from __future__ import absolute_import, print_function
 import platform
 import sys
 
-from gradacc_compat import compat, families
+from gradacc_compat import compat
+from gradacc_compat.core import families
 from gradacc_compat._version import __version__
 from gradacc_compat.compat import tf
 
@@ -32,9 +33,7 @@ def versions():
         ("mode", "eager by default" if compat.eager_by_default() else "graph by default"),
         ("tf.contrib.distribute", "yes" if compat.HAS_CONTRIB_DISTRIBUTE else "no"),
         ("tf.estimator", "yes" if compat.HAS_ESTIMATOR else "no"),
-        ("replica runner", "strategy.run" if compat.HAS_STRATEGY_RUN else
-         "experimental_run_v2" if hasattr(tf.distribute.Strategy, "experimental_run_v2")
-         else "extended.call_for_each_replica"),
+        ("replica runner", "strategy." + compat.REPLICA_RUNNER),
         ("devices", ", ".join(compat.visible_devices())),
     ]
     for label, make in _optimizer_samples():

@@ -1,0 +1,6 @@
+"""``python -m gradacc_compat.lint [--suggest] PATH...``."""
+import sys
+
+from gradacc_compat.lint import main
+
+sys.exit(main())

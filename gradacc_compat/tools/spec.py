@@ -1,0 +1,90 @@
+"""What ``verify`` (and ``record`` / ``replay``) train: a user's SPEC --
+``MODULE:FUNCTION`` or ``FILE.py:FUNCTION`` returning ``gac.verify``'s
+arguments -- or, without one, a built-in model built the same way on every
+TensorFlow."""
+from __future__ import absolute_import, division, print_function
+
+import importlib
+import os
+import sys
+
+import numpy as np
+
+from gradacc_compat import compat
+from gradacc_compat.compat import tf
+
+__all__ = ["builtin", "check_batch", "load_spec", "optimizers"]
+
+
+def builtin(optimizer=None):
+    """A small Keras model (two Dense layers) on synthetic data."""
+    keras = compat.keras_module()
+    if keras is None:
+        raise RuntimeError("the built-in verify model needs Keras; pass your own `loss` "
+                           "and `variables`")
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(32, 6)).astype("float32")
+    y = rng.normal(size=(32, 2)).astype("float32")
+
+    def make_model():
+        inputs = keras.Input(shape=(6,))
+        hidden = keras.layers.Dense(8, activation="tanh")(inputs)
+        return keras.Model(inputs, keras.layers.Dense(2)(hidden))
+
+    if optimizer is None:
+        optimizer = {"keras.optimizers.SGD(momentum)":
+                     lambda: keras.optimizers.SGD(0.1, momentum=0.9),
+                     "keras.optimizers.Adam": lambda: keras.optimizers.Adam(0.05)}
+        if compat.KERAS_FLAVOUR != "keras3":  # v1 optimizers take tf.Variables only
+            optimizer["tf.compat.v1.train.MomentumOptimizer"] = \
+                lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
+    return make_model, optimizer, (x, y), "mse"
+
+
+def load_spec(spec):
+    """``module:function`` or ``path/file.py:function`` -> verify kwargs."""
+    if not spec:
+        return {}
+    target, _, name = spec.rpartition(":")
+    if not target or not name:
+        raise SystemExit("verify: expected MODULE:FUNCTION or FILE.py:FUNCTION, got %r" % spec)
+    if target.endswith(".py"):
+        directory, module = os.path.split(os.path.abspath(target))
+        sys.path.insert(0, directory)
+        target = module[:-3]
+    elif os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    kwargs = getattr(importlib.import_module(target), name)()
+    if not isinstance(kwargs, dict):
+        raise SystemExit("verify: %s must return a dict of gac.verify arguments (model, "
+                         "optimizer, batch, steps, loss); it returned %r" % (spec, kwargs))
+    return kwargs
+
+
+def check_batch(batch, steps):
+    """``batch`` as ``(x, y)`` NumPy arrays that split into ``steps``."""
+    try:
+        x, y = batch
+    except (TypeError, ValueError):
+        raise TypeError("`batch` must be (x, y): one effective batch of NumPy arrays. "
+                        "Received %r." % (type(batch).__name__,))
+    x, y = np.asarray(x), np.asarray(y)
+    if len(x) != len(y):
+        raise ValueError("`batch`: x has %d examples, y has %d." % (len(x), len(y)))
+    if len(x) % steps or len(x) < steps:
+        raise ValueError("`batch` has %d examples, which do not split into steps=%d "
+                         "micro-batches; give a multiple of %d." % (len(x), steps, steps))
+    return x, y
+
+
+def optimizers(optimizer):
+    """``optimizer`` (a factory, or a dict of them by label) as sorted
+    ``[(label, factory)]``."""
+    if isinstance(optimizer, dict):
+        return sorted(optimizer.items())
+    if optimizer is None or not callable(optimizer) or hasattr(optimizer, "apply_gradients"):
+        raise TypeError("`optimizer` must be a function that returns a NEW optimizer (each "
+                        "row needs a fresh one), e.g. optimizer=lambda: "
+                        "tf.keras.optimizers.Adam(1e-3). Received %r." % (optimizer,))
+    made = optimizer()
+    return [(type(made).__name__, optimizer)]
