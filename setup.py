@@ -42,7 +42,9 @@ setup(
         "bench": ["matplotlib"],  # the benchmark's --png plot
     },
     # The pytest plugin is inert unless a test uses its fixtures.
-    entry_points={"pytest11": ["gradacc_compat = pytest_gradacc_compat"]},
+    entry_points={"pytest11": ["gradacc_compat = pytest_gradacc_compat"],
+                  "console_scripts": ["gradacc-lint = gradacc_compat.lint:main"],
+                  "flake8.extension": ["GAC = gradacc_compat.lint.flake8_plugin:Plugin"]},
     classifiers=[
         "Programming Language :: Python :: 2.7",
         "Programming Language :: Python :: 3",

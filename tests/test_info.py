@@ -38,12 +38,18 @@ def test_unknown_command_is_usage_error():
 
 
 def test_import_without_tensorflow_says_what_to_install():
+    """The package imports (so that its lint runs); what needs TensorFlow
+    raises the ImportError that says what to install."""
     code = ("import sys; sys.modules['tensorflow'] = None\n"
-            "try:\n    import gradacc_compat\nexcept ImportError as e:\n"
+            "import gradacc_compat as gac\n"
+            "from gradacc_compat import lint\n"
+            "assert lint.lint_source('x = 1') == []\n"
+            "try:\n    gac.GradientAccumulator(4)\nexcept ImportError as e:\n"
             "    print(e); sys.exit(0)\nsys.exit(1)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     out, _ = proc.communicate()
     assert proc.returncode == 0
+    assert "gradacc_compat.GradientAccumulator" in six.ensure_str(out)
     assert "pip install tensorflow" in six.ensure_str(out)
 
 

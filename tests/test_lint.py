@@ -27,7 +27,7 @@ for step, (x, y) in enumerate(dataset):
     grads = tape.gradient(loss, model.trainable_variables)
     accum_grads = [a + g for a, g in zip(accum_grads, grads)]
     if (step + 1) % N == 0:
-        optimizer.apply_gradients(zip(accum_grads, model.trainable_variables))  # <- GAC001
+        optimizer.apply_gradients(zip(accum_grads, model.trainable_variables))  # <- GAC101
         accum_grads = [tf.zeros_like(v) for v in model.trainable_variables]
 ''',
     "list_sum_fixed": '''
@@ -51,7 +51,7 @@ for x, y in dataset:
     grads = tape.gradient(loss, model.trainable_variables)
     for i, g in enumerate(grads):
         accum[i].assign_add(g / N)
-    optimizer.apply_gradients(zip(accum, model.trainable_variables))  # <- GAC002
+    optimizer.apply_gradients(zip(accum, model.trainable_variables))  # <- GAC102
 ''',
     "apply_every_step_fixed": '''
 accum = [tf.Variable(tf.zeros_like(v), trainable=False) for v in model.trainable_variables]
@@ -76,7 +76,7 @@ for step, (x, y) in enumerate(dataset):
     if (step + 1) % N == 0:
         optimizer.apply_gradients(zip(accum, model.trainable_variables))
         for var in model.trainable_variables:
-            var.assign(tf.zeros_like(var))  # <- GAC003
+            var.assign(tf.zeros_like(var))  # <- GAC103
 ''',
     "zeroed_weights_fixed": '''
 for step, (x, y) in enumerate(dataset):
@@ -95,7 +95,7 @@ def replica_step(x, y):
         loss = tf.nn.compute_average_loss(loss_fn(y, model(x)), global_batch_size=GB)
     grads = tape.gradient(loss, model.trainable_variables)
     ctx = tf.distribute.get_replica_context()
-    grads = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)  # <- GAC004
+    grads = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)  # <- GAC104
     for a, g in zip(accum_vars, grads):
         a.assign_add(g / N)
 ''',
@@ -108,8 +108,25 @@ def replica_step(x, y):
         a.assign_add(g / N)
     total = functools.reduce(lambda s, g: s + g, [1, 2])
 ''',
-    # A Python counter and a Python list of gradients into a tf.function.
-    "tf_function_arguments": '''
+    # Python state changed inside a tf.function: the change runs once, when
+    # tracing (the counter stays at its first value; the list argument is
+    # rebound and never returned).
+    "tf_function_state": '''
+class Trainer(object):
+    def __init__(self):
+        self.micro_steps = 0
+
+    @tf.function
+    def train_step(self, x, y, accum_grads):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x))
+        grads = tape.gradient(loss, model.trainable_variables)
+        accum_grads = [a + g for a, g in zip(accum_grads, grads)]  # <- GAC105
+        self.micro_steps += 1  # <- GAC105
+        return loss
+''',
+    # The list is returned and reused: nothing is lost.
+    "tf_function_state_fixed": '''
 @tf.function
 def train_step(x, y, step, accum_grads):
     with tf.GradientTape() as tape:
@@ -119,21 +136,7 @@ def train_step(x, y, step, accum_grads):
 
 accum_grads = [tf.zeros_like(v) for v in model.trainable_variables]
 for step, (x, y) in enumerate(dataset):
-    accum_grads = train_step(x, y, step, accum_grads)  # <- GAC005 GAC005
-''',
-    "tf_function_arguments_fixed": '''
-step_var = tf.Variable(0, dtype=tf.int64)
-
-@tf.function
-def train_step(x, y):
-    with tf.GradientTape() as tape:
-        loss = loss_fn(y, model(x))
-    grads = tape.gradient(loss, model.trainable_variables)
-    acc.step(optimizer, grads, model.trainable_variables)
-    step_var.assign_add(1)
-
-for x, y in dataset:
-    train_step(x, y)
+    accum_grads = train_step(x, y, step, accum_grads)
 ''',
     # BERT's optimization.create_optimizer after the one-line wrap: the clip
     # and the step counter still act on every micro-batch.
@@ -146,9 +149,9 @@ def create_optimizer(loss, init_lr, num_train_steps, num_warmup_steps):
     tvars = tf.trainable_variables()
     grads = tf.gradients(loss, tvars)
     (grads, _) = tf.clip_by_global_norm(grads, clip_norm=1.0)
-    train_op = optimizer.apply_gradients(zip(grads, tvars), global_step=global_step)  # <- GAC006
+    train_op = optimizer.apply_gradients(zip(grads, tvars), global_step=global_step)  # <- GAC106
     new_global_step = global_step + 1
-    train_op = tf.group(train_op, [global_step.assign(new_global_step)])  # <- GAC007
+    train_op = tf.group(train_op, [global_step.assign(new_global_step)])  # <- GAC107
     return train_op
 ''',
     "bert_wrapped_fixed": '''
@@ -172,9 +175,9 @@ class Trainer(object):
     def train_op(self, loss, global_step):
         grads_and_vars = self.opt.compute_gradients(loss)
         clipped = [(tf.clip_by_norm(g, 5.0), v) for g, v in grads_and_vars]
-        op = self.opt.apply_gradients(clipped)  # <- GAC006
+        op = self.opt.apply_gradients(clipped)  # <- GAC106
         with tf.control_dependencies([op]):
-            return tf.assign_add(global_step, 1)  # <- GAC007
+            return tf.assign_add(global_step, 1)  # <- GAC107
 ''',
 }
 
@@ -200,7 +203,8 @@ def test_each_mistake_is_reported_on_its_line(name):
     else:
         assert findings  # a table row that cannot fail would be a defect
         for finding in findings:
-            assert str(finding).startswith("%s.py:%d: %s " % (name, finding.line, finding.code))
+            assert str(finding).startswith("%s.py:%d:%d: %s " % (name, finding.line,
+                                                                   finding.col + 1, finding.code))
 
 
 def _run_cli(*args):
@@ -220,7 +224,7 @@ def test_cli_reports_exits_and_suggests():
                     else u"" + SNIPPETS[name])
     code, out, err = _run_cli(paths["list_sum"])
     assert code == 1, (out, err)
-    assert "%s:9: GAC001 accumulated gradients `accum_grads`" % paths["list_sum"] in out
+    assert "%s:9:9: GAC101 accumulated gradients `accum_grads`" % paths["list_sum"] in out
     assert "acc = gac.GradientAccumulator(steps=N)" not in out  # only with --suggest
     code, out, _ = _run_cli("--suggest", folder)
     assert code == 1 and "acc = gac.GradientAccumulator(steps=N)" in out

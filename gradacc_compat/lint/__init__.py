@@ -1,7 +1,8 @@
-"""``python -m gradacc_compat.lint PATH...``: hand-rolled accumulation
-mistakes in Python sources, read with ``ast`` (nothing is run)."""
+"""``gradacc-lint PATH...`` (``python -m gradacc_compat.lint``): hand-rolled
+gradient accumulation mistakes in Python sources, read with ``ast`` (nothing
+is run, TensorFlow is not imported). See ``rules`` for the codes."""
 from __future__ import absolute_import
 
-from gradacc_compat.lint.rules import SUGGESTION, Finding, lint_paths, lint_source, main
+from gradacc_compat.lint.rules import CODES, SUGGESTION, Finding, lint_paths, lint_source, main
 
-__all__ = ["Finding", "lint_source", "lint_paths", "main", "SUGGESTION"]
+__all__ = ["CODES", "Finding", "lint_source", "lint_paths", "main", "SUGGESTION"]

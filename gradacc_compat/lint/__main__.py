@@ -1,4 +1,4 @@
-"""``python -m gradacc_compat.lint [--suggest] PATH...``."""
+"""``python -m gradacc_compat.lint [--suggest] [--format=...] PATH...``."""
 import sys
 
 from gradacc_compat.lint import main

@@ -1,48 +1,71 @@
-"""``python -m gradacc_compat lint PATH...``: find hand-rolled accumulation bugs.
+"""``gradacc-lint PATH...`` (``python -m gradacc_compat.lint``): find the
+mistakes of hand-rolled gradient accumulation.
 
 Reads Python sources with the standard library's ``ast`` (nothing is run,
-TensorFlow is not needed) and reports the mistakes that copied accumulation
-loops make, each as ``file:line: CODE message`` on the line of the mistake:
+TensorFlow is not imported) and follows each accumulator to the applies
+that consume it, in any function, method, ``tf.cond`` branch or lambda of
+the file. Each finding is ``file:line:col: CODE message``, where ``CODES``
+below says what the big batch would do instead.
 
-* GAC001  accumulated gradients applied as a sum, never divided by the
-          number of micro-batches (the learning rate is silently N times).
-* GAC002  ``apply_gradients`` on every micro-batch, in the loop that
-          accumulates (no ``if`` around it): nothing is accumulated.
-* GAC003  the model's own weights assigned zeros to "reset" accumulators.
-* GAC004  a cross-replica reduce (``all_reduce`` / ``strategy.reduce``) in
-          the function that accumulates: one all-reduce per micro-step.
-* GAC005  a Python counter or list passed to a ``tf.function``: it retraces
-          on every new value (or reads a stale one).
-* GAC006  gradients clipped before a ``gac.wrap`` optimizer's apply (each
-          micro-batch clipped) -- see ``lint_wrapped``.
-* GAC007  a step counter advanced on every run beside a ``gac.wrap``
-          optimizer (it counts micro-steps) -- see ``lint_wrapped``.
-
-Exit status: 1 when something was found, 0 when clean, 2 on bad usage or
-an unreadable file. ``--suggest`` also prints the gradacc_compat loop that
-replaces what was found.
+Exit status: 1 when something was found, 0 when clean, 2 on bad usage or an
+unreadable file. A file that does not parse (Python 2 syntax this Python
+cannot read) is a warning on stderr and leaves the status alone. ``# noqa``
+or ``# noqa: GAC101`` on a line silences it.
 """
 from __future__ import absolute_import, division, print_function
 
 import ast
 import io
+import json
 import os
+import re
 import sys
 
-from gradacc_compat.lint import wrapped as lint_wrapped
-from gradacc_compat.lint.ast_helpers import call_name as _call_name
-from gradacc_compat.lint.ast_helpers import dotted_name as _name
-from gradacc_compat.lint.ast_helpers import FUNCTIONS as _FUNCTIONS
-from gradacc_compat.lint.ast_helpers import last as _last
-from gradacc_compat.lint.ast_helpers import method as _method
-from gradacc_compat.lint.ast_helpers import names_in as _names_in
-from gradacc_compat.lint.ast_helpers import NUMBER as _NUMBER
-from gradacc_compat.lint.ast_helpers import targets as _targets
-from gradacc_compat.lint.ast_helpers import walk as _walk
+from gradacc_compat.lint import hand_rolled, python_state, wrapped
 
-__all__ = ["Finding", "lint_source", "lint_paths", "main", "SUGGESTION"]
+__all__ = ["CODES", "Finding", "findings_of_tree", "lint_source", "lint_paths", "main",
+           "SUGGESTION"]
 
-USAGE = "usage: python -m gradacc_compat lint [--suggest] PATH [PATH ...]\n"
+USAGE = ("usage: gradacc-lint [--suggest] [--format=text|github|json] PATH [PATH ...]\n"
+         "       (python -m gradacc_compat.lint, python -m gradacc_compat lint)\n")
+
+#: code -> (what goes wrong, what the big batch does, the gradacc_compat fix)
+CODES = {
+    "GAC101": ("accumulated gradients `%s` are applied as a sum, never divided by the number "
+               "of micro-batches", "the big batch applies their mean",
+               "divide by N, or acc = gac.GradientAccumulator(N) (applies the mean)"),
+    "GAC102": ("apply_gradients runs on every micro-batch that accumulates `%s`",
+               "the big batch applies once every N", "acc.step(optimizer, grads, vars)"),
+    "GAC103": ("`%s` zeroes the model's own weights, not the accumulators",
+               "the big batch keeps its weights", "reset the accumulators (gac resets itself)"),
+    "GAC104": ("`%s` reduces across replicas or workers on every micro-step",
+               "the big batch all-reduces once per step",
+               "accumulate replica-local, reduce once (gac.GradientAccumulator / gac.wrap("
+               "hvd.DistributedOptimizer(opt), N))"),
+    "GAC105": ("`%s` is Python state changed inside the tf.function `%s`, which runs it once, "
+               "when tracing: later calls see a stale value", "the count moves every step",
+               "keep counters and sums in tf.Variables (gac.GradientAccumulator keeps both)"),
+    "GAC106": ("`%s` clips each micro-batch's gradients before %s",
+               "the big batch clips the accumulated mean once",
+               "gac.GradientAccumulator(N, clip_global_norm=...) or gac.wrap(opt, N, "
+               "clip_global_norm=...)"),
+    "GAC107": ("`%s` advances on every micro-step beside %s that applies once every N",
+               "the big batch's schedules and Adam's bias correction count effective steps",
+               "advance it when the apply runs (gac's apply returns whether it applied)"),
+    "GAC108": ("`%s` is divided by N twice: the loss was already divided",
+               "the big batch divides once", "divide the loss or the sum, not both"),
+    "GAC109": ("the apply runs at irregular points: %s",
+               "the big batch applies after every N micro-batches",
+               "apply when (step + 1) % N == 0, or acc.step(...)"),
+    "GAC110": ("the micro-batches after the last apply of `%s` are %s",
+               "the big batch trains on every example",
+               "apply the partial cycle (acc.flush(optimizer)) or drop it on purpose"),
+    "GAC111": ("`%s` runs inside tf.cond in replica context: under MirroredStrategy the "
+               "optimizer's all-reduce cannot run in a branch", "the big batch applies in a "
+               "plain step", "gac.GradientAccumulator / gac.wrap (no cond around the apply)"),
+}
+#: Earlier releases' numbers (``# noqa: GAC001`` keeps working).
+ALIASES = dict(("GAC00%d" % n, "GAC10%d" % n) for n in range(1, 8))
 
 SUGGESTION = """\
 # gradacc_compat replacement (README: "Custom training loops"):
@@ -63,246 +86,79 @@ acc.flush(optimizer)                        # the epoch's last partial cycle, if
 # Keras fit: model.compile(optimizer=gac.wrap(optimizer, steps=N), ...)
 """
 
-MESSAGES = {
-    "GAC001": ("accumulated gradients `%s` are applied as a sum, never divided by the "
-               "number of micro-batches: the update is N times the big batch's. Divide "
-               "by N (or use gac.GradientAccumulator, which applies the mean)"),
-    "GAC002": ("apply_gradients runs on every micro-batch of the loop that accumulates "
-               "`%s`: nothing is accumulated. Apply once every N micro-batches (or use "
-               "acc.step(...), which does)"),
-    "GAC003": ("`%s` zeroes the model's own weights, not the accumulators: training "
-               "restarts from zero every cycle. Reset the accumulator variables (or use "
-               "gac.GradientAccumulator, which resets itself)"),
-    "GAC004": ("`%s` reduces across replicas in the function that accumulates: one "
-               "all-reduce per micro-step. Accumulate replica-local and reduce once per "
-               "effective step (gac.GradientAccumulator: the optimizer's own all-reduce, "
-               "once)"),
-    "GAC005": ("`%s` is a Python %s passed to the tf.function `%s`: it retraces for every "
-               "new value (and a list of tensors is traced as constants). Keep counters "
-               "and accumulators in tf.Variables (gac.GradientAccumulator keeps both)"),
-}
-MESSAGES.update(lint_wrapped.MESSAGES)
-
 
 class Finding(object):
-    """One mistake: ``path:line: code message``."""
+    """One mistake: ``path:line:col: code message``."""
 
-    def __init__(self, path, line, code, message):
-        self.path, self.line, self.code, self.message = path, line, code, message
+    def __init__(self, path, line, code, message, col=0):
+        self.path, self.line, self.code, self.message, self.col = path, line, code, message, col
 
     def __str__(self):
-        return "%s:%d: %s %s" % (self.path, self.line, self.code, self.message)
+        return "%s:%d:%d: %s %s" % (self.path, self.line, self.col + 1, self.code, self.message)
 
     def __repr__(self):
         return "Finding(%r, %d, %r)" % (self.path, self.line, self.code)
 
-
-# ------------------------------------------------------------ ast helpers
-_LOOPS = (ast.For, ast.While) + tuple(t for t in (getattr(ast, "AsyncFor", None),) if t)
-_MODEL_WEIGHTS = ("trainable_variables", "trainable_weights", "variables", "weights")
-_REDUCES = ("all_reduce", "reduce", "batch_reduce_to", "reduce_to", "allreduce")
+    def as_dict(self):
+        return {"path": self.path, "line": self.line, "col": self.col + 1, "code": self.code,
+                "message": self.message}
 
 
-def _is_division(node):
-    return any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.FloorDiv))
-               for n in ast.walk(node)) or any(
-                   _method(n) in ("divide", "truediv", "div", "divide_no_nan")
-                   for n in ast.walk(node))
+def message(code, args):
+    what, big, fix = CODES[code]
+    return "%s; %s. Fix: %s" % (what % args, big, fix)
 
 
-# ------------------------------------------------------------ the checks
-class _Linter(object):
-    def __init__(self, path, tree):
-        self.path = path
-        self.tree = tree
-        self.findings = []
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z0-9, ]+))?", re.I)
 
-    def report(self, node, code, *args):
-        self.findings.append(Finding(self.path, node.lineno, code, MESSAGES[code] % args))
 
-    def run(self):
-        tf_functions = self._tf_functions()
-        for node in ast.walk(self.tree):
-            if isinstance(node, _LOOPS):
-                self._check_loop(node)
-            if isinstance(node, _FUNCTIONS) and not isinstance(node, ast.Lambda):
-                self._check_reduce_per_micro_step(node)
-            self._check_zeroed_weights(node)
-            if isinstance(node, ast.Call):
-                self._check_tf_function_arguments(node, tf_functions)
-        lint_wrapped.check(self.tree, self.report)
-        self.findings.sort(key=lambda f: (f.line, f.code))
-        return self.findings
-
-    # -- GAC001 / GAC002: the accumulating loop --------------------------
-    def _accumulated(self, body_nodes):
-        """Names that gather gradients in ``body_nodes``: ``x += g``,
-        ``x = [a + g for ...]``, ``x[i] += g``, ``x.assign_add(g)``."""
-        found = {}
-        for node in body_nodes:
-            for sub in _walk(node, _FUNCTIONS):
-                if isinstance(sub, ast.AugAssign) and isinstance(sub.op, ast.Add):
-                    target = sub.target
-                    if isinstance(target, ast.Subscript):
-                        target = target.value
-                    name = _name(target)
-                    if name and not isinstance(sub.value, _NUMBER):
-                        found.setdefault(name, sub)
-                elif isinstance(sub, ast.Assign) and len(sub.targets) == 1:
-                    name = _name(sub.targets[0])
-                    value = sub.value
-                    if (name and isinstance(value, ast.ListComp)
-                            and isinstance(value.elt, ast.BinOp)
-                            and isinstance(value.elt.op, ast.Add)):
-                        found.setdefault(name, sub)
-                elif isinstance(sub, ast.Call) and _method(sub) == "assign_add":
-                    owner = _name(sub.func.value)
-                    if isinstance(sub.func.value, ast.Subscript):
-                        owner = _name(sub.func.value.value)
-                    if owner and sub.args and not isinstance(sub.args[0], _NUMBER):
-                        found.setdefault(owner, sub)
-        return found
-
-    def _check_loop(self, loop):
-        accumulated = self._accumulated(loop.body)
-        if not accumulated:
-            return
-        for node in loop.body:
-            for sub in _walk(node, _FUNCTIONS):
-                if not (isinstance(sub, ast.Call)
-                        and _method(sub) == "apply_gradients" and sub.args):
-                    continue
-                applied = _names_in(sub.args[0]) | set(
-                    _name(n) for n in ast.walk(sub.args[0]) if _name(n))
-                names = [n for n in accumulated if n in applied or n.split(".")[0] in applied]
-                if not names:
-                    continue
-                if not self._guarded(loop, sub):
-                    self.report(sub, "GAC002", names[0])
-                elif not self._divided(loop, names[0], sub):
-                    self.report(sub, "GAC001", names[0])
-
-    def _guarded(self, loop, call):
-        """Whether ``call`` sits under an ``if`` inside ``loop``."""
-        for node in ast.walk(loop):
-            if isinstance(node, ast.If) and any(n is call for n in ast.walk(node)):
-                return True
+def _silenced(lines, finding):
+    if not 0 < finding.line <= len(lines):
         return False
-
-    def _divided(self, loop, name, call):
-        """Whether the accumulated value is divided somewhere: in the apply's
-        argument, or in a statement of the loop that rebinds it or reads it
-        into another name, or a loss divided by the number of steps."""
-        if _is_division(call.args[0]):
-            return True
-        short = name.split(".")[0]
-        for node in ast.walk(loop):
-            if isinstance(node, (ast.Assign, ast.AugAssign)) and node is not call:
-                value = node.value
-                if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Div, ast.FloorDiv)):
-                    if short in _names_in(node.target):
-                        return True
-                if (short in _names_in(value) or short in _targets(node)) and _is_division(value):
-                    return True
-            if isinstance(node, ast.Call) and _method(node) in ("assign", "assign_add") \
-                    and node.args:  # accum[i].assign_add(g / N)
-                if short in _names_in(node) and _is_division(node.args[0]):
-                    return True
-        # A loss scaled by the number of micro-batches before differentiating.
-        for node in ast.walk(loop):
-            if isinstance(node, ast.Assign) and any(
-                    "loss" in t.lower() for t in _targets(node)) and _is_division(node.value):
-                return True
+    match = _NOQA.search(lines[finding.line - 1])
+    if not match:
         return False
-
-    # -- GAC003: zeroing the model's weights -----------------------------
-    def _check_zeroed_weights(self, node):
-        if isinstance(node, (ast.For, ast.ListComp)):
-            if isinstance(node, ast.For):
-                target, iterable, body = node.target, node.iter, node.body
-            else:
-                generator = node.generators[0]
-                target, iterable, body = generator.target, generator.iter, [node.elt]
-            if _last(_name(iterable)) not in _MODEL_WEIGHTS or not isinstance(target, ast.Name):
-                return
-            for stmt in body:
-                for sub in _walk(stmt, _FUNCTIONS):
-                    if (_method(sub) == "assign"
-                            and _name(sub.func.value) == target.id and sub.args
-                            and _method(sub.args[0]) in ("zeros_like", "zeros")):
-                        self.report(sub, "GAC003", "%s.assign(...)" % target.id)
-
-    # -- GAC004: a reduce per micro-step ---------------------------------
-    def _check_reduce_per_micro_step(self, function):
-        body = function.body
-        accumulates = self._accumulated(body)
-        if not accumulates:
-            return
-        for stmt in body:
-            for sub in _walk(stmt, _FUNCTIONS):
-                call = _call_name(sub)
-                if _last(call) not in _REDUCES or "." not in (call or ""):
-                    continue
-                if self._guarded(function, sub):
-                    continue
-                if _last(call) == "reduce" and not any(
-                        k in call.lower() for k in ("strategy", "replica", "ctx")):
-                    continue  # functools.reduce, tf.reduce_* and friends
-                self.report(sub, "GAC004", call)
-
-    # -- GAC005: Python values into a tf.function -----------------------
-    def _tf_functions(self):
-        found = set()
-        for node in ast.walk(self.tree):
-            if isinstance(node, _FUNCTIONS) and not isinstance(node, ast.Lambda):
-                for dec in node.decorator_list:
-                    dec_name = _name(dec.func if isinstance(dec, ast.Call) else dec)
-                    if dec_name and _last(dec_name) == "function":
-                        found.add(node.name)
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
-                    and _method(node.value) == "function":
-                found.update(_targets(node))
-        return found
-
-    def _check_tf_function_arguments(self, call, tf_functions):
-        callee = _call_name(call)
-        if callee not in tf_functions:
-            return
-        counters, lists = self._python_values()
-        for arg in call.args:
-            if isinstance(arg, ast.Name) and arg.id in counters:
-                self.report(call, "GAC005", arg.id, "counter", callee)
-            elif isinstance(arg, ast.Name) and arg.id in lists:
-                self.report(call, "GAC005", arg.id, "list", callee)
-
-    def _python_values(self):
-        """Names that hold Python ints that change (loop indices from
-        enumerate/range, ``n += 1``) and Python lists of gradients."""
-        if hasattr(self, "_values"):
-            return self._values
-        counters, lists = set(), set()
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.For):
-                iterator = _method(node.iter)
-                if iterator in ("range", "xrange"):
-                    counters.update(_targets(node))
-                elif iterator == "enumerate" and isinstance(node.target, ast.Tuple) \
-                        and isinstance(node.target.elts[0], ast.Name):
-                    counters.add(node.target.elts[0].id)
-            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) \
-                    and isinstance(node.value, _NUMBER):
-                counters.add(node.target.id)
-            elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.ListComp)):
-                lists.update(t for t in _targets(node) if "grad" in t.lower())
-        self._values = (counters, lists)
-        return self._values
+    codes = match.group("codes")
+    if not codes:
+        return True
+    named = set(ALIASES.get(c.strip().upper(), c.strip().upper()) for c in codes.split(","))
+    return finding.code in named
 
 
-# ------------------------------------------------------------ entry points
+def _parse(source, path):
+    """The module's tree; Python 2 ``print x`` and ``except E, e`` are
+    read as their Python 3 forms (same lines) when the source needs it."""
+    try:
+        return ast.parse(source, filename=path)
+    except SyntaxError:
+        fixed = re.sub(r"^(\s*)print\s+(?![\s(=])(.+)$", r"\1print(\2)", source, flags=re.M)
+        fixed = re.sub(r"^(\s*except\s+[\w.() ,]+?),\s*(\w+)\s*:", r"\1 as \2:", fixed,
+                       flags=re.M)
+        return ast.parse(fixed, filename=path)
+
+
+def findings_of_tree(tree, source, path="<string>", noqa=True):
+    """The findings for one parsed module (``noqa``: honour ``# noqa``)."""
+    findings = []
+
+    def report(node, code, *args):
+        findings.append(Finding(path, node.lineno, code, message(code, args),
+                                getattr(node, "col_offset", 0)))
+
+    hand_rolled.check(tree, report, source)
+    python_state.check(tree, report)
+    wrapped.check(tree, report)
+    lines = source.splitlines()
+    unique = {}
+    for finding in findings:
+        if not (noqa and _silenced(lines, finding)):
+            unique.setdefault((finding.line, finding.code), finding)
+    return sorted(unique.values(), key=lambda f: (f.line, f.code))
+
+
 def lint_source(source, path="<string>"):
     """The findings for one module's source text (a list of :class:`Finding`)."""
-    tree = ast.parse(source, filename=path)
-    return _Linter(path, tree).run()
+    return findings_of_tree(_parse(source, path), source, path)
 
 
 def _python_files(path):
@@ -317,33 +173,54 @@ def _python_files(path):
 
 
 def lint_paths(paths):
-    """(findings, errors) for files and directories (``*.py`` below them)."""
-    findings, errors = [], []
+    """(findings, errors, warnings) for files and directories (``*.py``)."""
+    findings, errors, warnings = [], [], []
     for top in paths:
         for path in _python_files(top):
             try:
-                with io.open(path, encoding="utf-8") as f:
+                with io.open(path, encoding="utf-8", errors="replace") as f:
                     source = f.read()
-                findings.extend(lint_source(source, path))
-            except (IOError, OSError, SyntaxError, UnicodeDecodeError) as err:
+            except (IOError, OSError) as err:
                 errors.append("%s: cannot lint: %s" % (path, err))
-    return findings, errors
+                continue
+            try:
+                findings.extend(lint_source(source, path))
+            except (SyntaxError, ValueError) as err:
+                warnings.append("%s: not parsed (%s); nothing checked in it" % (path, err))
+    return findings, errors, warnings
 
 
-def main(argv, out=None, err=None):
+def _format(findings, style):
+    if style == "json":
+        return json.dumps([f.as_dict() for f in findings], indent=1) + "\n"
+    if style == "github":
+        return "".join("::warning file=%s,line=%d,col=%d,title=%s::%s\n"
+                       % (f.path, f.line, f.col + 1, f.code, f.message.replace("\n", " "))
+                       for f in findings)
+    return "".join("%s\n" % f for f in findings)
+
+
+def main(argv=None, out=None, err=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout
     err = err or sys.stderr
     suggest = "--suggest" in argv
-    paths = [a for a in argv if a != "--suggest"]
-    if not paths or any(p.startswith("-") for p in paths):
+    style = "text"
+    paths = []
+    for arg in argv:
+        if arg.startswith("--format="):
+            style = arg.split("=", 1)[1]
+        elif arg != "--suggest":
+            paths.append(arg)
+    if not paths or any(p.startswith("-") for p in paths) or style not in (
+            "text", "github", "json"):
         err.write(USAGE)
         return 2
-    findings, errors = lint_paths(paths)
-    for finding in findings:
-        out.write("%s\n" % finding)
-    for error in errors:
-        err.write("%s\n" % error)
-    if findings and suggest:
+    findings, errors, warnings = lint_paths(paths)
+    out.write(_format(findings, style) if findings or style == "json" else "")
+    for line in errors + warnings:
+        err.write("%s\n" % line)
+    if findings and suggest and style == "text":
         out.write("\n" + SUGGESTION)
     if errors:
         return 2

@@ -2,10 +2,10 @@
 with ``gac.wrap``, where the lines around the apply still do what the big
 batch would do once per micro-batch:
 
-* GAC006  gradients clipped (``clip_by_global_norm`` & co.) before the
+* GAC106  gradients clipped (``clip_by_global_norm`` & co.) before the
           wrapped optimizer's ``apply_gradients``: each micro-batch is
           clipped, the big batch clips the accumulated mean.
-* GAC007  a step counter advanced on every run beside the wrapped
+* GAC107  a step counter advanced on every run beside the wrapped
           optimizer's apply (BERT's ``global_step.assign(global_step + 1)``):
           it, and every schedule on it, counts micro-steps.
 
@@ -20,19 +20,7 @@ import ast
 from gradacc_compat.lint.ast_helpers import (FUNCTIONS, call_name, dotted_name, last, method, names_in,
                                              walk)
 
-__all__ = ["MESSAGES", "check"]
-
-MESSAGES = {
-    "GAC006": ("`%s` clips each micro-batch's gradients before the wrapped optimizer `%s` "
-               "accumulates them; the big batch clips the accumulated gradient. Drop the "
-               "clip and wrap with gac.wrap(optimizer, N, clip_global_norm=...) (or "
-               "transform=fn)"),
-    "GAC007": ("`%s` advances the step counter on every run, beside the wrapped optimizer "
-               "`%s` that applies once every N: it (and every schedule on it) counts "
-               "micro-steps. Advance it by the boolean the wrapper's apply_gradients "
-               "returns: applied = opt.apply_gradients(...); "
-               "step.assign_add(tf.cast(applied, tf.int64))"),
-}
+__all__ = ["check"]
 
 _WRAPS = ("gac.wrap", "gradacc_compat.wrap", "wrap")
 _CLIPS = ("clip_by_global_norm", "clip_by_norm", "clip_by_value", "clip_by_average_norm",
@@ -142,7 +130,7 @@ def _is_counter(name):
 
 
 def check(tree, report):
-    """Runs GAC006 and GAC007 on a parsed module; ``report(node, code, *args)``."""
+    """Runs GAC106 and GAC107 on a parsed module; ``report(node, code, *args)``."""
     if not any(_is_wrap(n) for n in ast.walk(tree)):
         return
     parents = _parents(tree)
@@ -172,7 +160,8 @@ def _check_clip(apply, wrapped, clipped, parents, report):
         used |= names_in(arg)
     for name in sorted(used & set(clipped)):
         if not _exclusive(clipped[name], wrap, parents):
-            report(apply, "GAC006", name, dotted_name(apply.func.value))
+            report(apply, "GAC106", name,
+                   "the wrapped optimizer `%s`" % dotted_name(apply.func.value))
             return
 
 
@@ -191,4 +180,5 @@ def _check_counter(function, applies, report):
         if any(isinstance(s, ast.Call) and any(s is a for a in applies)
                for s in ast.walk(value)) or names_in(value) & set(results):
             continue  # advanced by what the apply returned
-        report(node, "GAC007", counter, dotted_name(applies[0].func.value))
+        report(node, "GAC107", counter,
+               "the wrapped optimizer `%s`" % dotted_name(applies[0].func.value))

@@ -1,0 +1,154 @@
+"""Expressions ``lint`` reads the same way everywhere: divisions, step
+counters and their increments, and the loads a dataflow follows (not into
+the loss a gradient call differentiates).
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
+
+__all__ = ["CONDS", "GRADIENT_CALLS", "any_increment", "counter_name", "divides_by_n",
+           "increment", "is_division", "is_scaling", "loads", "number", "outside_gradients"]
+
+#: Calls whose function arguments run conditionally (branches).
+CONDS = ("cond", "smart_cond", "case", "switch", "where")
+#: Calls that differentiate: what flows into them is a loss, not a gradient.
+GRADIENT_CALLS = ("gradient", "gradients", "compute_gradients", "get_gradients")
+_DIVIDES = ("divide", "truediv", "div", "divide_no_nan", "realdiv", "reduce_mean", "mean")
+#: Words that name the number of micro-batches (the N a scaling divides by).
+_N_WORDS = ("accum", "step", "multiplier", "micro", "n_grad", "num_acc", "grad_acc",
+            "n_acum", "update_freq", "iter_size", "sub_div")
+
+
+def outside_gradients(node):
+    """``node``'s sub-nodes, not inside the arguments of a call that
+    differentiates (what flows in there is a loss)."""
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        yield current
+        if isinstance(current, ast.Call) and method(current) in GRADIENT_CALLS:
+            todo.append(current.func)
+        else:
+            todo.extend(ast.iter_child_nodes(current))
+
+
+def is_division(node):
+    """Whether ``node`` divides (``/``, ``tf.math.divide``, a mean), outside
+    the loss a gradient call differentiates."""
+    for sub in outside_gradients(node):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.Div, ast.FloorDiv)):
+            return True
+        if isinstance(sub, ast.Call) and method(sub) in _DIVIDES:
+            return True
+    return False
+
+
+def is_scaling(node):
+    """Whether ``node`` divides explicitly (``/``, ``tf.math.divide``, or a
+    product with a quotient): a loss scaled by 1/N, not a mean."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.Div, ast.FloorDiv)):
+            return True
+        if isinstance(sub, ast.Call) and method(sub) in _DIVIDES[:5]:
+            return True
+    return False
+
+
+def loads(node):
+    """The Name/Attribute loads of ``node``, not inside the arguments of a
+    call that differentiates (a loss goes in, a gradient comes out)."""
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, ast.Call) and method(current) in GRADIENT_CALLS:
+            todo.append(current.func)
+            continue
+        if isinstance(current, (ast.Name, ast.Attribute)) and isinstance(
+                getattr(current, "ctx", None), ast.Load):
+            yield current
+            if isinstance(current, ast.Attribute):
+                continue  # the longest chain names it
+        todo.extend(ast.iter_child_nodes(current))
+
+
+def number(node):
+    if isinstance(node, NUMBER):
+        return getattr(node, "n", getattr(node, "value", None))
+    return None
+
+
+def counter_name(node):
+    """``global_step`` / ``optimizer.iterations`` / ``self.iterations``:
+    the step counters schedules and Adam's bias correction read."""
+    name = dotted_name(node)
+    if not name and isinstance(node, ast.Call) and method(node) in ("read_value", "value"):
+        name = dotted_name(node.func.value) if isinstance(node.func, ast.Attribute) else None
+    last = name.split(".")[-1] if name else ""
+    return name if "global_step" in last or last.endswith("iterations") else None
+
+
+def increment(node):
+    """The counter ``node`` adds one to, or None."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) \
+            and number(node.value) == 1:
+        return counter_name(node.target)
+    if not isinstance(node, ast.Call):
+        return None
+    name = method(node)
+    args = list(node.args)
+    if name in ("assign_add", "update_add"):
+        owner = node.func.value if isinstance(node.func, ast.Attribute) and dotted_name(
+            node.func) not in ("tf.assign_add", "tf.compat.v1.assign_add", "K.update_add") \
+            else (args.pop(0) if args else None)
+        if owner is not None and args and number(args[0]) == 1:
+            return counter_name(owner)
+    if name in ("assign", "update"):
+        owner = node.func.value if isinstance(node.func, ast.Attribute) and dotted_name(
+            node.func) not in ("tf.assign", "tf.compat.v1.assign", "K.update") \
+            else (args.pop(0) if args else None)
+        counter = counter_name(owner) if owner is not None else None
+        if counter and args:
+            return counter if _plus_one(args[0], counter, node) else None
+    return None
+
+
+def divides_by_n(node):
+    """Whether ``node`` divides by something named like N (``/ accum_steps``,
+    ``* (1 / n_micro)``), not a batch size."""
+    for sub in outside_gradients(node):
+        divisor = None
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.Div, ast.FloorDiv)):
+            divisor = sub.right
+        elif isinstance(sub, ast.Call) and method(sub) in ("divide", "truediv", "div") \
+                and len(sub.args) == 2:
+            divisor = sub.args[1]
+        if divisor is None:
+            continue
+        words = " ".join(dotted_name(n) or "" for n in ast.walk(divisor)).lower()
+        if any(w in words for w in _N_WORDS):
+            return True
+    return False
+
+
+def any_increment(node):
+    """The dotted name ``node`` adds one to (any counter), or None."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) \
+            and number(node.value) == 1:
+        return dotted_name(node.target)
+    if isinstance(node, ast.Call) and method(node) == "assign_add" and node.args \
+            and number(node.args[-1]) == 1:
+        if isinstance(node.func, ast.Attribute) and len(node.args) == 1:
+            return dotted_name(node.func.value)
+        if len(node.args) == 2:
+            return dotted_name(node.args[0])
+    return None
+
+
+def _plus_one(value, counter, at):
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        return any(number(side) == 1 for side in (value.left, value.right))
+    return isinstance(value, ast.Name)  # new_global_step = global_step + 1

@@ -1,0 +1,273 @@
+"""One file's accumulation, as a small dataflow over its ``ast``: where
+gradients are summed into accumulators, and which applies consume them
+(through ``self.`` attributes, closures, ``tf.cond`` branches, lambdas,
+nested defs, local assignments and the arguments of calls in the file).
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, NUMBER, dotted_name, method
+from gradacc_compat.lint.exprs import loads
+from gradacc_compat.lint.scopes import LOOPS, Scopes
+
+__all__ = ["Index"]
+
+_COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+_APPLIES = ("apply_gradients", "_apply_gradients")
+
+
+class Accumulate(object):
+    """``key`` receives ``value`` (a gradient) at ``node`` in ``function``."""
+
+    def __init__(self, key, node, function, value):
+        self.key, self.node, self.function, self.value = key, node, function, value
+
+
+class Apply(object):
+    """An ``apply_gradients`` at ``node`` in ``function``: ``keys`` are the
+    accumulators its gradients come from, ``chain`` the expressions they
+    pass through on the way (the argument, then the local assignments)."""
+
+    def __init__(self, node, function, keys, chain):
+        self.node, self.function, self.keys, self.chain = node, function, keys, chain
+
+
+class Index(Scopes):
+    """The accumulators and applies of one module."""
+
+    def __init__(self, tree):
+        Scopes.__init__(self, tree)
+        self.functions = [n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)]
+        self._bindings = {}
+        self.accumulates = self._find_accumulates()
+        self.applies = self._find_applies()
+        self.accumulators = set(a.key for a in self.accumulates)
+
+    # ---------------------------------------------------------------- keys
+    def _bound_in(self, function):
+        """Names bound in ``function`` (the module when None)."""
+        if function in self._bindings:
+            return self._bindings[function]
+        names = set()
+        if function is not None:
+            args = function.args
+            for arg in list(args.args) + list(getattr(args, "kwonlyargs", [])):
+                names.add(getattr(arg, "arg", None) or getattr(arg, "id", None))
+            for extra in (args.vararg, args.kwarg):
+                if extra is not None:
+                    names.add(getattr(extra, "arg", extra))
+        for node in self.statements_of(function):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Param)):
+                names.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+        self._bindings[function] = names
+        return names
+
+    def binder(self, name, node):
+        """The function whose scope binds ``name`` as seen at ``node``."""
+        function = self.function_of(node)
+        while function is not None:
+            if name in self._bound_in(function):
+                return function
+            function = self.function_of(function)
+        return None
+
+    def key(self, node):
+        """The accumulator key of an expression that names one (``acc``,
+        ``acc[i]``, ``self.acc``, ``self.acc[i]``), or None."""
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if isinstance(node, ast.Call) and method(node) in ("values", "items", "keys") \
+                and isinstance(node.func, ast.Attribute):
+            node = node.func.value
+        name = dotted_name(node)
+        if not name:
+            return None
+        head = name.split(".")[0]
+        if head == "self" and "." in name:
+            owner = self.class_of(self.function_of(node) or node)
+            return ("self", owner.name if owner is not None else None, name.split(".")[1])
+        if "." in name:
+            return ("attr", name)
+        alias = self._loop_alias(node)
+        if alias is not None:
+            return alias
+        return ("name", id(self.binder(head, node)), head)
+
+    def _loop_alias(self, node):
+        """``a`` in ``for a, g in zip(accums, grads)`` (or a comprehension):
+        the key of ``accums``."""
+        name = node.id
+        for up in self.ancestors(node):
+            generators = []
+            if isinstance(up, LOOPS) and isinstance(up, ast.For):
+                generators = [up]
+            elif isinstance(up, _COMPREHENSIONS):
+                generators = up.generators
+            for gen in generators:
+                source = gen.iter
+                if isinstance(source, ast.Call) and method(source) in ("zip", "enumerate") \
+                        and isinstance(gen.target, ast.Tuple):
+                    items = list(source.args)
+                    if method(source) == "enumerate":
+                        items = [None] + items
+                    for target, item in zip(gen.target.elts, items):
+                        if isinstance(target, ast.Tuple) and item is not None \
+                                and isinstance(item, ast.Call) and method(item) == "zip":
+                            for t2, i2 in zip(target.elts, item.args):
+                                if isinstance(t2, ast.Name) and t2.id == name:
+                                    return self.key(i2)
+                        if isinstance(target, ast.Name) and target.id == name and item is not None:
+                            return self.key(item)
+                elif isinstance(gen.target, ast.Name) and gen.target.id == name:
+                    return self.key(source)
+            if isinstance(up, FUNCTIONS) and not isinstance(up, ast.Lambda):
+                break
+        return None
+
+    def keys_in(self, node):
+        found = set()
+        for sub in loads(node):
+            key = self.key(sub)
+            if key is not None:
+                found.add(key)
+        return found
+
+    # -------------------------------------------------------- accumulates
+    def _find_accumulates(self):
+        found = []
+        for node in ast.walk(self.tree):
+            target, value = None, None
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+                target, value = node.target, node.value
+            elif isinstance(node, ast.Call) and method(node) == "assign_add" and node.args:
+                if isinstance(node.func, ast.Attribute) and dotted_name(node.func) not in (
+                        "tf.assign_add", "tf.compat.v1.assign_add"):
+                    target, value = node.func.value, node.args[0]
+                elif len(node.args) > 1:
+                    target, value = node.args[0], node.args[1]
+            elif isinstance(node, ast.Call) and method(node) in ("update_add",) \
+                    and len(node.args) > 1:
+                target, value = node.args[0], node.args[1]
+            elif isinstance(node, ast.Call) and method(node) in ("assign", "update") \
+                    and node.args:
+                # acc.assign(acc + g) / K.update(acc, acc + g)
+                if method(node) == "assign" and isinstance(node.func, ast.Attribute) \
+                        and dotted_name(node.func) not in ("tf.assign", "tf.compat.v1.assign"):
+                    target, value = node.func.value, node.args[0]
+                elif len(node.args) > 1:
+                    target, value = node.args[0], node.args[1]
+                value = self._added(target, value)
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                value = self._added(target, node.value)
+            if target is None or value is None or isinstance(value, NUMBER):
+                continue
+            key = self.key(target)
+            if key is not None:
+                found.append(Accumulate(key, node, self.function_of(node), value))
+        return found
+
+    def _added(self, target, value):
+        """What ``value`` adds to ``target`` when it is ``target + g``,
+        ``tf.add(target, g)`` or ``[a + g for a, g in ...]``, else None."""
+        if value is None or target is None:
+            return None
+        expr = value
+        if isinstance(expr, _COMPREHENSIONS[:1]):
+            expr = expr.elt
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            left, right = expr.left, expr.right
+        elif isinstance(expr, ast.Call) and method(expr) in ("add", "add_n") and expr.args:
+            items = expr.args[0].elts if method(expr) == "add_n" and isinstance(
+                expr.args[0], (ast.List, ast.Tuple)) else expr.args
+            if len(items) != 2:
+                return None
+            left, right = items[0], items[1]
+        else:
+            return None
+        own = self.key(target)
+        if own is None:
+            return None
+        for this, other in ((left, right), (right, left)):
+            if own in self.keys_in(this) or self._is_alias_of(this, own):
+                return other
+        return None
+
+    def _is_alias_of(self, node, key):
+        return isinstance(node, ast.Name) and self._loop_alias(node) == key
+
+    # ------------------------------------------------------------- applies
+    def _find_applies(self):
+        found = []
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Call) and method(node) in _APPLIES):
+                continue
+            arg = node.args[0] if node.args else None
+            for kw in node.keywords:
+                if kw.arg == "grads_and_vars":
+                    arg = kw.value
+            if arg is None:
+                continue
+            keys, chain = self.sources(arg, node)
+            found.append(Apply(node, self.function_of(node), keys, chain))
+        return found
+
+    def sources(self, expr, at, depth=4):
+        """The keys ``expr`` (at node ``at``) reads, following back the
+        assignments of the names it reads in the scope that binds them
+        (closures too), the loops and comprehensions that bind them, and a
+        function's parameters to the arguments of its calls in this file
+        (``depth`` hops); and the expressions passed through."""
+        keys = set(self.keys_in(expr))
+        chain = [expr]
+        if depth <= 0:
+            return keys, chain
+        for load in loads(expr):
+            if not isinstance(load, ast.Name):
+                continue
+            for value, where in self._values_of(load.id, at):
+                if value is not expr:
+                    more, more_chain = self.sources(value, where, depth - 1)
+                    keys |= more
+                    chain += more_chain
+        return keys, chain
+
+    def _values_of(self, name, at):
+        """``[(expression, node)]`` that bind ``name`` as seen at ``at``."""
+        found = []
+        for up in [at] + list(self.ancestors(at)):
+            generators = up.generators if isinstance(up, _COMPREHENSIONS) else (
+                [up] if isinstance(up, ast.For) else [])
+            for gen in generators:
+                if name in set(n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)):
+                    found.append((gen.iter, up))
+            if found or isinstance(up, FUNCTIONS):
+                break
+        if found:
+            return found
+        binder = self.binder(name, at)
+        for node in self.statements_of(binder):
+            if hasattr(node, "lineno") and (node.lineno > at.lineno or self.exclusive(node, at)):
+                continue  # bound after, or in the other branch
+            if isinstance(node, ast.Assign) and any(
+                    name in set(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+                    for t in node.targets):
+                found.append((node.value, node))
+            elif isinstance(node, ast.For) and name in set(
+                    n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
+                found.append((node.iter, node))
+        if not found and binder is not None and not isinstance(binder, ast.Lambda):
+            params = [getattr(a, "arg", None) or getattr(a, "id", None) for a in binder.args.args]
+            if name in params:
+                position = params.index(name)
+                if params and params[0] == "self":
+                    position -= 1
+                for call in self.callers(binder):
+                    if 0 <= position < len(call.args):
+                        found.append((call.args[position], call))
+        return found

@@ -1,0 +1,267 @@
+"""``lint``'s checks of hand-rolled accumulation, decided on the file's
+dataflow (``flow.Index``): each accumulator that an apply consumes, however
+far apart the two are (another method, a ``tf.cond`` branch, a lambda, a
+nested def, a ``tf.function`` step called from a Python loop).
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint import micro_steps
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.exprs import (GRADIENT_CALLS, any_increment, counter_name,
+                                       divides_by_n, increment, is_division, is_scaling, number)
+from gradacc_compat.lint.flow import Index
+from gradacc_compat.lint.micro_steps import label
+
+__all__ = ["check"]
+
+_STRATEGY_WORDS = ("MirroredStrategy", "TPUStrategy", "MultiWorkerMirroredStrategy",
+                   "experimental_run_v2", "call_for_each_replica", "train_distribute",
+                   "CollectiveAllReduceStrategy")
+
+
+class _Checks(object):
+    """The accumulators an apply consumes: how they are divided (GAC101,
+    GAC108) and when the apply runs (GAC102, GAC109, GAC111); the rest
+    in ``micro_steps``."""
+
+    def __init__(self, tree, report, text):
+        self.index = Index(tree)
+        self.report = report
+        self.distributed = any(word in text for word in _STRATEGY_WORDS)
+
+    def run(self):
+        index = self.index
+        reported = set()
+        micro_steps.check_module(index, self.report)
+        checked = set()
+        for apply in index.applies:
+            keys = apply.keys & index.accumulators
+            if not keys:
+                continue
+            adds = [a for a in index.accumulates if a.key in keys]
+            self._division(apply, keys, adds)
+            self._schedule(apply, adds)
+            checked.update(id(a) for a in adds)
+        for add in index.accumulates:
+            if id(add) in checked or self._of_gradients(add):
+                micro_steps.check_accumulate(index, self.report, add, reported)
+
+    def _of_gradients(self, add):
+        """Whether what ``add`` accumulates comes from a gradient call."""
+        return any(isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS
+                   for e in self.index.sources(add.value, add.node)[1] for n in ast.walk(e))
+
+    # -- GAC101 / GAC108: dividing by N ------------------------------------
+    def _division(self, apply, keys, adds):
+        index = self.index
+        at_apply = any(is_division(e) for e in apply.chain)
+        at_add = any(is_division(e) for a in adds
+                     for e in index.sources(a.value, a.node)[1])
+        in_place = self._normalized_in_place(keys)
+        loss = any(self._loss_scaled(a) for a in adds)
+        name = label(adds[0])
+        if not (at_apply or at_add or in_place or loss):
+            self.report(apply.node, "GAC101", name)
+        elif loss and any(self._loss_scaled(a, by_n=True) for a in adds) and (
+                any(divides_by_n(e) for e in apply.chain) or self._normalized_in_place(
+                    keys, by_n=True)):
+            self.report(apply.node, "GAC108", name)
+
+    def _normalized_in_place(self, keys, by_n=False):
+        index = self.index
+        divides = divides_by_n if by_n else is_division
+        for node in ast.walk(index.tree):
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Div, ast.Mult)) \
+                    and index.key(node.target) in keys \
+                    and (isinstance(node.op, ast.Div) or divides(node.value)):
+                return True
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and index.key(node.targets[0]) in keys and divides(node.value):
+                return True
+            if isinstance(node, ast.Call) and method(node) in ("assign", "update") and node.args:
+                if isinstance(node.func, ast.Attribute) and method(node) == "assign" \
+                        and dotted_name(node.func) not in ("tf.assign", "tf.compat.v1.assign"):
+                    owner, value = node.func.value, node.args[0]
+                elif len(node.args) > 1:
+                    owner, value = node.args[0], node.args[1]
+                else:
+                    continue
+                if index.key(owner) in keys and divides(value):
+                    return True
+        return False
+
+    def _loss_scaled(self, add, by_n=False):
+        """The loss divided before the gradients are taken: anywhere in the
+        accumulating method's class, or the module for functions."""
+        index = self.index
+        scope = index.class_of(add.function) if add.function is not None else None
+        for node in ast.walk(scope if scope is not None else index.tree):
+            scaled = divides_by_n if by_n else is_scaling
+            if isinstance(node, ast.Assign) and scaled(node.value) and any(
+                    "loss" in (dotted_name(t) or "").lower() for t in node.targets):
+                return True
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Div) \
+                    and "loss" in (dotted_name(node.target) or "").lower():
+                return True
+            if isinstance(node, ast.Call) and method(node) in GRADIENT_CALLS and node.args \
+                    and scaled(node.args[0]):
+                return True
+            if isinstance(node, ast.Call) and method(node) == "compute_average_loss":
+                for kw in node.keywords:
+                    if kw.arg == "global_batch_size" and any(
+                            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
+                            for n in ast.walk(kw.value)):
+                        return True
+        return False
+
+    # -- GAC102 / GAC109 / GAC111: when the apply runs -----------------------
+    def _schedule(self, apply, adds):
+        index = self.index
+        guards = index.guards(apply.node)
+        if not guards:
+            loop = index.loop_of(apply.node)
+            together = [a for a in adds if a.function is apply.function and (
+                (loop is None and index.loop_of(a.node) is None)
+                or (loop is not None and any(up is loop for up in index.ancestors(a.node))))]
+            if together:
+                self.report(apply.node, "GAC102", label(together[0]))
+            return
+        for kind, test in guards:
+            why = self._irregular(test, apply)
+            if why:
+                self.report(apply.node, "GAC109", why)
+                break
+        conds = [test for kind, test in guards if kind == "cond"]
+        if conds and self.distributed:
+            call = index.parents.get(conds[0])
+            self.report(call if isinstance(call, ast.Call) else apply.node, "GAC111",
+                        dotted_name(apply.node.func) or "apply_gradients")
+
+    def _irregular(self, test, apply):
+        """Why ``test`` lets the first cycle be shorter or longer than N."""
+        for node in ast.walk(test):
+            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+                for value in node.values:
+                    if isinstance(value, ast.Compare) and len(value.ops) == 1 \
+                            and isinstance(value.ops[0], ast.Eq) \
+                            and isinstance(value.left, (ast.Name, ast.Attribute)) \
+                            and number(value.comparators[0]) == 0:
+                        return "`%s == 0` also applies on the first micro-batch" % (
+                            dotted_name(value.left) or "the counter")
+            modulo = self._modulo_of(node)
+            if modulo is None:
+                continue
+            counter = modulo.left
+            if isinstance(counter, ast.BinOp) and isinstance(counter.op, ast.Add):
+                continue  # (step + 1) % N
+            name = counter_name(counter)
+            if name and self._starts_at_zero(name, test):
+                return "`%s %% N == 0` is true at step 0, before any cycle is full" % name
+            origin = self._zero_based_index(counter, apply)
+            if origin:
+                return origin
+        return self._off_by_one(test)
+
+    def _off_by_one(self, test):
+        """``count == N`` where the count starts at 1 and is advanced before
+        the test (cycles of N - 1), or starts at 0 and is advanced after it
+        (N + 1)."""
+        index = self.index
+        for node in ast.walk(test):
+            if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+                    and isinstance(node.ops[0], ast.Eq):
+                counter, other = node.left, node.comparators[0]
+            elif isinstance(node, ast.Call) and method(node) == "equal" and len(node.args) == 2:
+                counter, other = node.args
+            else:
+                continue
+            name = dotted_name(counter)
+            if not name or number(other) is not None:
+                continue
+            start = self._initial(name)
+            function = index.function_of(test)
+            moves = [n for n in index.statements_of(function) if any_increment(n) == name]
+            if start not in (0, 1) or not moves:
+                continue
+            before = any(n.lineno < test.lineno for n in moves)
+            if (start == 1) == before:
+                return "`%s` starts at %d and is advanced %s the test: cycles of N %s 1" % (
+                    name, start, "before" if before else "after", "-" if before else "+")
+        return None
+
+    def _initial(self, name):
+        for node in ast.walk(self.index.tree):
+            if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets):
+                value = node.value
+                if isinstance(value, ast.Call) and value.args:
+                    value = value.args[0]
+                return number(value)
+        return None
+
+    def _starts_at_zero(self, name, test):
+        """Whether the counter ``name`` reads 0 when ``test`` first runs: made
+        as 0 (or by TF: ``get_or_create_global_step``, ``iterations``) and not
+        advanced before ``test`` in the same function."""
+        index = self.index
+        for node in ast.walk(index.tree):
+            if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets) \
+                    and isinstance(node.value, ast.Call):
+                values = list(node.value.args[:1]) + [k.value for k in node.value.keywords
+                                                      if k.arg in ("initial_value", "initializer")]
+                numbers = [number(v) for v in values if number(v) is not None]
+                if numbers and numbers[0] != 0:
+                    return False
+        function = index.function_of(test)
+        for node in index.statements_of(function):
+            if increment(node) == name and node.lineno < test.lineno:
+                return False
+        return True
+
+    def _modulo_of(self, node):
+        """``X % N`` (or ``tf.math.mod(X, N)``) compared with 0, else None."""
+        compared = None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq) \
+                and number(node.comparators[0]) == 0:
+            compared = node.left
+        elif isinstance(node, ast.Call) and method(node) == "equal" and len(node.args) == 2 \
+                and number(node.args[1]) == 0:
+            compared = node.args[0]
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            compared = node.operand
+        if isinstance(compared, ast.BinOp) and isinstance(compared.op, ast.Mod):
+            return compared
+        if isinstance(compared, ast.Call) and method(compared) in ("mod", "floormod") \
+                and len(compared.args) == 2:
+            return ast.BinOp(left=compared.args[0], op=ast.Mod(), right=compared.args[1])
+        return None
+
+    def _zero_based_index(self, counter, apply):
+        """``i`` from ``enumerate(...)``/``range(n)`` (0 first), tested
+        before the micro-batch it counts is done."""
+        if not isinstance(counter, ast.Name):
+            return None
+        for up in self.index.ancestors(apply.node):
+            if isinstance(up, ast.For):
+                source = up.iter
+                names = set(n.id for n in ast.walk(up.target) if isinstance(n, ast.Name))
+                if counter.id not in names or not isinstance(source, ast.Call):
+                    continue
+                starts = method(source) == "enumerate" and len(source.args) == 1 and not any(
+                    k.arg == "start" for k in source.keywords)
+                starts = starts or (method(source) in ("range", "xrange")
+                                    and len(source.args) == 1)
+                if starts:
+                    return ("`%s %% N == 0` with `%s` counting from 0: the first cycle is "
+                            "%s" % (counter.id, counter.id, "one micro-batch"))
+            if isinstance(up, FUNCTIONS):
+                break
+        return None
+
+    # -- GAC106 / GAC107 / GAC104: what else runs every micro-step ------------
+def check(tree, report, text=""):
+    """Runs the hand-rolled checks on a parsed module."""
+    _Checks(tree, report, text).run()

@@ -1,0 +1,164 @@
+"""``lint``'s checks of what runs on every micro-step beside the
+accumulation: clipping (GAC106), step counters (GAC107), reductions across
+replicas or workers (GAC104), an apply of the micro-batch's own gradients
+(GAC102), and a running mean of gradients already divided by N (GAC108).
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.exprs import divides_by_n, increment
+
+__all__ = ["check_accumulate", "check_module", "label"]
+
+_REDUCES = ("all_reduce", "allreduce", "batch_reduce_to", "reduce_to", "allreduce_",
+            "grouped_allreduce")
+
+
+def label(add):
+    """How a finding names the accumulator ``add`` writes."""
+    key = add.key
+    return "self." + key[2] if key[0] == "self" else key[-1]
+
+
+def check_module(index, report):
+    """The checks that look at the whole module once."""
+    _raw_applies(index, report)
+    _own_iterations(index, report)
+    _running_means(index, report)
+
+
+def check_accumulate(index, report, add, reported):
+    """The checks of what runs beside the accumulate ``add``; ``reported``
+    holds ``(code, line)`` already said."""
+    _clip(index, report, add, reported)
+    _step_counter(index, report, add, reported)
+    _reduce(index, report, add, reported)
+
+
+def _raw_applies(index, report):
+    """GAC102: an unguarded apply of the micro-batch's own gradients in
+    the function that also accumulates them for a later apply."""
+    consumed = set(k for a in index.applies for k in a.keys)
+    accumulating = set(id(index.step_scope(a.node)) for a in index.accumulates
+                       if a.key in consumed)
+    for apply in index.applies:
+        if apply.keys & index.accumulators or index.locally_guarded(apply.node):
+            continue
+        if id(index.step_scope(apply.node)) in accumulating:
+            report(apply.node, "GAC102", "the same gradients")
+
+
+def _own_iterations(index, report):
+    """GAC107: an optimizer subclass that keys its cycle on its own
+    ``self.iterations % N``: the counter its parent's update reads
+    (schedules, Adam's bias correction) then counts micro-steps."""
+    supers = ("get_updates", "_resource_apply_dense", "_apply_dense", "apply_gradients",
+              "_resource_apply_sparse")
+    for cls in ast.walk(index.tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        calls = [n for n in ast.walk(cls) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Attribute) and n.func.attr in supers
+                 and isinstance(n.func.value, ast.Call) and method(n.func.value) == "super"]
+        owns = any(isinstance(n, ast.Assign) and any(
+            dotted_name(t) == "self.iterations" for t in n.targets) for n in ast.walk(cls))
+        if not calls or owns:
+            continue
+        for node in ast.walk(cls):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) \
+                    and dotted_name(node.left) == "self.iterations" \
+                    and divides_by_n(ast.BinOp(left=node.left, op=ast.Div(),
+                                                right=node.right)):
+                report(node, "GAC107", "self.iterations",
+                            "the parent optimizer's update, which this class runs")
+
+
+def _running_means(index, report):
+    """GAC108: ``acc + (g - acc) / count`` (a running mean) of gradients
+    already divided by N."""
+    for node in ast.walk(index.tree):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
+                and isinstance(node.right, ast.BinOp) and isinstance(node.right.op, ast.Div)
+                and isinstance(node.right.left, ast.BinOp)
+                and isinstance(node.right.left.op, ast.Sub)):
+            continue
+        mean = dotted_name(node.left)
+        if not mean or dotted_name(node.right.left.right) != mean:
+            continue
+        _, chain = index.sources(node.right.left.left, node)
+        if any(divides_by_n(e) for e in chain):
+            report(node, "GAC108", mean)
+
+
+def _clip(index, report, add, reported):
+    for expr in index.sources(add.value, add.node)[1]:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Call) and "clip" in (method(node) or "") \
+                    and ("GAC106", node.lineno) not in reported:
+                reported.add(("GAC106", node.lineno))
+                report(node, "GAC106", dotted_name(node.func),
+                            "the accumulation into `%s`" % label(add))
+
+
+def _step_counter(index, report, add, reported):
+    scope = index.step_scope(add.node)
+    for node in index.statements_of(scope):
+        counter = increment(node)
+        if counter and ("GAC107", node.lineno) not in reported \
+                and not index.guards(node):
+            reported.add(("GAC107", node.lineno))
+            report(node, "GAC107", counter, "the hand-rolled apply")
+
+
+def _aggregated(index, report, add, reported):
+    """GAC104: accumulators made with ``aggregation=SUM``/``MEAN`` (and
+    not ``ON_READ``): each replica-context write all-reduces."""
+    if ("GAC104", add.key) in reported:
+        return
+    for node in ast.walk(index.tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and index.key(node.targets[0]) == add.key):
+            continue
+        words = dict((k.arg, dotted_name(k.value) or "") for n in ast.walk(node.value)
+                     if isinstance(n, ast.Call) for k in n.keywords)
+        if words.get("aggregation", "").endswith(("SUM", "MEAN")) \
+                and not words.get("synchronization", "").endswith("ON_READ"):
+            adds = [a for a in index.accumulates if a.key == add.key]
+            plain = [a for a in adds if not any(
+                p.function is a.function for p in index.applies)] or adds
+            reported.add(("GAC104", add.key))
+            report(plain[-1].node, "GAC104", "the write into `%s` (aggregation=%s)"
+                        % (label(add), words["aggregation"].split(".")[-1]))
+            return
+
+
+def _reduce(index, report, add, reported):
+    _aggregated(index, report, add, reported)
+    scope = index.step_scope(add.node)
+    distributed_optimizers = set()
+    for node in ast.walk(index.tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                and method(node.value) == "DistributedOptimizer" and not any(
+                    k.arg == "backward_passes_per_step" for k in node.value.keywords):
+            distributed_optimizers.update(dotted_name(t) for t in node.targets)
+    for node in index.statements_of(scope):
+        if not isinstance(node, ast.Call) or ("GAC104", node.lineno) in reported:
+            continue
+        name = dotted_name(node.func) or ""
+        hit = None
+        if method(node) in _REDUCES and "." in name and not index.guards(node):
+            words = " ".join(dotted_name(n) or "" for a in node.args for n in ast.walk(a))
+            if "loss" not in words.lower():
+                hit = name
+        elif method(node) == "DistributedGradientTape":
+            hit = name
+        elif method(node) == "compute_gradients" and isinstance(node.func, ast.Attribute) \
+                and dotted_name(node.func.value) in distributed_optimizers:
+            hit = name + " (a hvd.DistributedOptimizer's)"
+        if hit:
+            reported.add(("GAC104", node.lineno))
+            report(node, "GAC104", hit)

@@ -1,0 +1,104 @@
+"""``lint``'s checks of state that is not an accumulator's:
+
+* GAC103  the model's own weights assigned zeros to "reset" accumulators
+          (only where the loop runs over a model's variables:
+          ``model.trainable_variables``, not a parameter named ``variables``);
+* GAC105  Python state changed inside a ``tf.function`` (or a Keras
+          ``train_step``, which ``fit`` traces), where the change happens once,
+          at tracing: ``self.count += 1`` on a Python number, a counter
+          declared ``global``, a list argument rebound and not returned.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, NUMBER, dotted_name, method, walk
+
+__all__ = ["check"]
+
+_MODEL_WEIGHTS = ("trainable_variables", "trainable_weights", "variables", "weights")
+
+
+def _zeroed_weights(tree, report):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For):
+            target, iterable, body = node.target, node.iter, node.body
+        elif isinstance(node, ast.ListComp):
+            generator = node.generators[0]
+            target, iterable, body = generator.target, generator.iter, [node.elt]
+        else:
+            continue
+        name = dotted_name(iterable) or ""
+        if "." not in name or name.rsplit(".", 1)[1] not in _MODEL_WEIGHTS \
+                or not isinstance(target, ast.Name):
+            continue
+        for stmt in body:
+            for sub in walk(stmt, FUNCTIONS):
+                if (method(sub) == "assign" and isinstance(sub.func, ast.Attribute)
+                        and dotted_name(sub.func.value) == target.id and sub.args
+                        and method(sub.args[0]) in ("zeros_like", "zeros")):
+                    report(sub, "GAC103", "%s.assign(...)" % target.id)
+
+
+def _traced(function):
+    """Whether ``function`` runs traced: ``@tf.function`` (any spelling),
+    or a ``train_step`` method (Keras ``fit`` traces it)."""
+    if isinstance(function, ast.Lambda):
+        return False
+    for dec in function.decorator_list:
+        name = dotted_name(dec.func if isinstance(dec, ast.Call) else dec) or ""
+        if name.split(".")[-1] == "function":
+            return True
+    return function.name == "train_step"
+
+
+def _python_numbers(tree):
+    """``self.X`` attributes and module names bound to number literals."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, NUMBER) \
+                and not isinstance(getattr(node.value, "value", 0), (str, bytes)):
+            for target in node.targets:
+                name = dotted_name(target)
+                if name:
+                    found.add(name)
+    return found
+
+
+def _stale_state(tree, report):
+    numbers = _python_numbers(tree)
+    for function in ast.walk(tree):
+        if not isinstance(function, FUNCTIONS) or not _traced(function):
+            continue
+        declared = set()
+        for node in walk(function, FUNCTIONS[:-1]):
+            if isinstance(node, (ast.Global, getattr(ast, "Nonlocal", ast.Global))):
+                declared.update(node.names)
+        params = set(a.arg if hasattr(a, "arg") else a.id for a in function.args.args)
+        returned = set(n.id for r in walk(function, FUNCTIONS) if isinstance(r, ast.Return)
+                       and r.value is not None for n in ast.walk(r.value)
+                       if isinstance(n, ast.Name))
+        for node in walk(function, FUNCTIONS):
+            if node is function:
+                continue
+            target = None
+            if isinstance(node, ast.AugAssign):
+                target = node.target
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.value, ast.ListComp):
+                target = node.targets[0]
+            name = dotted_name(target) if target is not None else None
+            if not name:
+                continue
+            if isinstance(node, ast.AugAssign) and (
+                    (name.startswith("self.") and name in numbers) or name in declared):
+                report(node, "GAC105", name, function.name)
+            elif isinstance(node, ast.Assign) and name in params and name not in returned:
+                report(node, "GAC105", name, function.name)
+
+
+def check(tree, report):
+    _zeroed_weights(tree, report)
+    _stale_state(tree, report)

@@ -1,0 +1,165 @@
+"""Where a node of a module runs: the functions, lambdas, classes and
+loops around it, the ``tf.cond`` branches it sits in, the calls of its
+function in the file, and the conditions (``if`` tests, ``tf.cond``
+predicates) it runs under.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.exprs import CONDS
+
+__all__ = ["Scopes", "LOOPS"]
+
+LOOPS = (ast.For, ast.While) + tuple(t for t in (getattr(ast, "AsyncFor", None),) if t)
+
+
+class Scopes(object):
+    """A parsed module and its parent links."""
+
+    def __init__(self, tree):
+        self.tree = tree
+        self.parents = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+
+    def ancestors(self, node):
+        node = self.parents.get(node)
+        while node is not None:
+            yield node
+            node = self.parents.get(node)
+
+    def function_of(self, node):
+        """The innermost function (def or lambda) around ``node``, or None."""
+        for up in self.ancestors(node):
+            if isinstance(up, FUNCTIONS):
+                return up
+        return None
+
+    def class_of(self, function):
+        for up in self.ancestors(function):
+            if isinstance(up, ast.ClassDef):
+                return up
+            if isinstance(up, FUNCTIONS):
+                continue
+        return None
+
+    def statements_of(self, function):
+        """Every node of ``function`` (the module when None), not those of
+        functions nested in it."""
+        root = function if function is not None else self.tree
+        todo = list(ast.iter_child_nodes(root))
+        while todo:
+            node = todo.pop()
+            yield node
+            if not isinstance(node, FUNCTIONS):
+                todo.extend(ast.iter_child_nodes(node))
+
+    def loop_of(self, node):
+        """The innermost loop around ``node`` inside its own function."""
+        for up in self.ancestors(node):
+            if isinstance(up, FUNCTIONS):
+                return None
+            if isinstance(up, LOOPS):
+                return up
+        return None
+
+    # ------------------------------------------------------------- guards
+    def branch_call(self, function):
+        """The ``tf.cond``-like call that takes ``function`` as a branch,
+        directly or by name, or None."""
+        if isinstance(function, ast.Lambda):
+            parent = self.parents.get(function)
+            if isinstance(parent, ast.keyword):
+                parent = self.parents.get(parent)
+            if isinstance(parent, ast.Call) and method(parent) in CONDS:
+                return parent
+            return None
+        name = getattr(function, "name", None)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and method(node) in CONDS:
+                for arg in list(node.args[1:]) + [k.value for k in node.keywords]:
+                    if dotted_name(arg) and dotted_name(arg).split(".")[-1] == name:
+                        return node
+        return None
+
+    def callers(self, function):
+        """Calls of ``function`` in this file: ``self.name(...)`` in its
+        class for a method, ``name(...)`` for a function."""
+        name = getattr(function, "name", None)
+        if not name:
+            return []
+        owner = self.parents.get(function)
+        found = []
+        for node in ast.walk(owner if isinstance(owner, ast.ClassDef) else self.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            called = dotted_name(node.func)
+            if isinstance(owner, ast.ClassDef) and called == "self." + name:
+                found.append(node)
+            elif not isinstance(owner, ast.ClassDef) and called == name:
+                found.append(node)
+        return found
+
+    def exclusive(self, a, b):
+        """Whether ``a`` and ``b`` sit in the two branches of one ``if``."""
+        up_a = set(id(n) for n in self.ancestors(a))
+        child_b = b
+        for up in self.ancestors(b):
+            if isinstance(up, ast.If) and id(up) in up_a:
+                in_body = any(child_b is n for n in up.body)
+                a_in_body = any(id(n) in up_a or n is a for n in up.body)
+                return in_body != a_in_body
+            child_b = up
+        return False
+
+    def guards(self, node, seen=None):
+        """The conditions ``node`` runs under: ``if`` tests (``("if", test)``)
+        and ``tf.cond`` predicates (``("cond", predicate)``), through the
+        functions and lambdas around it and the calls of them."""
+        seen = set() if seen is None else seen
+        found = []
+        child = node
+        for up in self.ancestors(node):
+            if isinstance(up, (ast.If, ast.IfExp, ast.While)) and child is not up.test:
+                found.append(("if", up.test))
+            if isinstance(up, FUNCTIONS):
+                if id(up) in seen:
+                    return found
+                seen.add(id(up))
+                cond = self.branch_call(up)
+                if cond is not None:
+                    found.append(("cond", cond.args[0] if cond.args else cond))
+                    found += self.guards(cond, seen)
+                    return found
+                callers = self.callers(up)
+                for call in callers[:3]:
+                    outer = self.guards(call, seen)
+                    if outer:
+                        return found + outer
+                return found
+            child = up
+        return found
+
+    def step_scope(self, node):
+        """The function that runs every micro-step around ``node``: out of
+        the ``tf.cond`` branches (lambdas, nested defs) it sits in."""
+        function = self.function_of(node)
+        while function is not None:
+            if self.branch_call(function) is None:
+                return function
+            function = self.function_of(function)
+        return None
+
+    def locally_guarded(self, node):
+        """Under an ``if`` of its own function, or in a ``tf.cond`` branch."""
+        for up in self.ancestors(node):
+            if isinstance(up, (ast.If, ast.IfExp, ast.While)):
+                return True
+            if isinstance(up, FUNCTIONS):
+                return self.branch_call(up) is not None
+        return False
