@@ -43,13 +43,16 @@ def _raw_applies(index, report):
     """GAC102: an unguarded apply of the micro-batch's own gradients in
     the function that also accumulates them for a later apply."""
     consumed = set(k for a in index.applies for k in a.keys)
-    accumulating = set(id(index.step_scope(a.node)) for a in index.accumulates
-                       if a.key in consumed)
+    accumulating = {}
+    for add in index.accumulates:
+        if add.key in consumed:
+            accumulating.setdefault(id(index.step_scope(add.node)), label(add))
     for apply in index.applies:
         if apply.keys & index.accumulators or index.locally_guarded(apply.node):
             continue
-        if id(index.step_scope(apply.node)) in accumulating:
-            report(apply.node, "GAC102", "the same gradients")
+        name = accumulating.get(id(index.step_scope(apply.node)))
+        if name:
+            report(apply.node, "GAC102", name)
 
 
 def _own_iterations(index, report):
@@ -104,11 +107,21 @@ def _clip(index, report, add, reported):
                             "the accumulation into `%s`" % label(add))
 
 
+def _user_variables(index):
+    """Names bound to a ``tf.Variable(...)`` the file makes itself: a loop's
+    own counter, not TensorFlow's global step or an optimizer's iterations
+    (which schedules read)."""
+    return set(dotted_name(t) for n in ast.walk(index.tree) if isinstance(n, ast.Assign)
+               and isinstance(n.value, ast.Call) and method(n.value) == "Variable"
+               for t in n.targets)
+
+
 def _step_counter(index, report, add, reported):
     scope = index.step_scope(add.node)
+    own = _user_variables(index)
     for node in index.statements_of(scope):
         counter = increment(node)
-        if counter and ("GAC107", node.lineno) not in reported \
+        if counter and counter not in own and ("GAC107", node.lineno) not in reported \
                 and not index.guards(node):
             reported.add(("GAC107", node.lineno))
             report(node, "GAC107", counter, "the hand-rolled apply")
@@ -131,7 +144,7 @@ def _aggregated(index, report, add, reported):
             plain = [a for a in adds if not any(
                 p.function is a.function for p in index.applies)] or adds
             reported.add(("GAC104", add.key))
-            report(plain[-1].node, "GAC104", "the write into `%s` (aggregation=%s)"
+            report(plain[-1].node, "GAC104", "`%s.assign_add` (aggregation=%s)"
                         % (label(add), words["aggregation"].split(".")[-1]))
             return
 

@@ -38,7 +38,7 @@ CODES = {
                "the big batch applies once every N", "acc.step(optimizer, grads, vars)"),
     "GAC103": ("`%s` zeroes the model's own weights, not the accumulators",
                "the big batch keeps its weights", "reset the accumulators (gac resets itself)"),
-    "GAC104": ("`%s` reduces across replicas or workers on every micro-step",
+    "GAC104": ("%s reduces across replicas or workers on every micro-step",
                "the big batch all-reduces once per step",
                "accumulate replica-local, reduce once (gac.GradientAccumulator / gac.wrap("
                "hvd.DistributedOptimizer(opt), N))"),
