@@ -5,11 +5,15 @@
     acc.step(optimizer, grads, variables)
 
 See README.md for the contract; ``gac.show_versions()`` for bug reports.
-Without TensorFlow the package still imports, so that ``gradacc-lint``
-(``gradacc_compat.lint``) runs where legacy code lives; every other name
-then raises the ImportError that says what to install.
+Importing the package does not import TensorFlow: its names load on first
+use (Python 3.7+), so that ``gradacc-lint`` (``gradacc_compat.lint``) runs
+in a second, with or without TensorFlow. Without TensorFlow, every name
+here raises the ImportError that says what to install.
 """
 from __future__ import absolute_import
+
+import importlib
+import sys
 
 from gradacc_compat._version import __version__
 
@@ -17,33 +21,55 @@ __all__ = ["__version__", "AccumulationWarning", "GradientAccumulator", "effecti
            "flush_at_epoch_end", "keras_custom_objects", "show_versions",
            "steps_for_effective_batch", "verify", "wrap"]
 
-try:
-    from gradacc_compat import compat  # noqa: F401  (the clear ImportError without TF)
-except ImportError as _error:
-    _NO_TENSORFLOW = str(_error)
+#: name -> the module that defines it (a module itself when the names match).
+_WHERE = {
+    "GradientAccumulator": "gradacc_compat.core.accumulator",
+    "AccumulationWarning": "gradacc_compat.core.audit",
+    "effective_batch_size": "gradacc_compat.core.batching",
+    "steps_for_effective_batch": "gradacc_compat.core.batching",
+    "show_versions": "gradacc_compat.tools.info",
+    "verify": "gradacc_compat.tools.verification",
+    "wrap": "gradacc_compat.wrapping",
+    "flush_at_epoch_end": "gradacc_compat.wrapping",
+    "keras_custom_objects": "gradacc_compat.wrapping",
+    "cluster": "gradacc_compat.cluster",  # gac.cluster.multi_worker()
+    "compat": "gradacc_compat.compat",
+}
 
-    class _NeedsTensorFlow(object):
-        """Stands for a name that needs TensorFlow: using it raises."""
 
-        def __init__(self, name):
-            self._name = name
+def _load(name):
+    module = importlib.import_module(_WHERE[name])
+    value = module if _WHERE[name].endswith("." + name) else getattr(module, name)
+    globals()[name] = value
+    return value
 
-        def _raise(self, *args, **kwargs):
-            raise ImportError("gradacc_compat.%s: %s" % (self._name, _NO_TENSORFLOW))
 
-        __call__ = _raise
+if sys.version_info >= (3, 7):
+    def __getattr__(name):  # PEP 562: the names load on first use
+        if name in _WHERE:
+            return _load(name)
+        raise AttributeError("module 'gradacc_compat' has no attribute %r" % (name,))
+else:  # Python 2.7 (TF 1.14 users): load now, or stand in for the names without TF
+    try:
+        for _name in _WHERE:
+            _load(_name)
+    except ImportError as _error:
+        _NO_TENSORFLOW = str(_error)
 
-        def __getattr__(self, attribute):
-            self._raise()
+        class _NeedsTensorFlow(object):
+            """Stands for a name that needs TensorFlow: using it raises."""
 
-    for _name in __all__[1:] + ["cluster", "compat"]:
-        globals()[_name] = _NeedsTensorFlow(_name)
-    del _name
-else:
-    from gradacc_compat import cluster  # noqa: F401  (gac.cluster.multi_worker())
-    from gradacc_compat.core.accumulator import GradientAccumulator
-    from gradacc_compat.core.audit import AccumulationWarning
-    from gradacc_compat.core.batching import effective_batch_size, steps_for_effective_batch
-    from gradacc_compat.tools.info import show_versions
-    from gradacc_compat.tools.verification import verify
-    from gradacc_compat.wrapping import flush_at_epoch_end, keras_custom_objects, wrap
+            def __init__(self, name):
+                self._name = name
+
+            def _raise(self, *args, **kwargs):
+                raise ImportError("gradacc_compat.%s: %s" % (self._name, _NO_TENSORFLOW))
+
+            __call__ = _raise
+
+            def __getattr__(self, attribute):
+                self._raise()
+
+        for _name in _WHERE:
+            if _name not in globals():
+                globals()[_name] = _NeedsTensorFlow(_name)

@@ -12,11 +12,14 @@ Wrappers of your own optimizer classes are bound here when you first wrap
 one; unpickling them needs that process to have wrapped that class too.
 
 This module imports nothing of the package: ``gradacc_compat.wrapping``
-(imported with the package, so before anything here is looked up) hands it
-the function that makes the classes.
+hands it the function that makes the classes when it loads. A lookup here
+before anything was wrapped (unpickling in a fresh process: the package
+loads its names on first use) loads ``gradacc_compat.wrapping`` by name
+first -- the one place this floor asks for a higher one, at run time.
 """
 from __future__ import absolute_import, division, print_function
 
+import importlib
 import sys
 
 _MAKERS = []
@@ -32,6 +35,8 @@ def register_maker(make_all):
 
 def __getattr__(name):  # module __getattr__: Python >= 3.7 (PEP 562)
     if name.startswith("Accumulating"):
+        if not _MAKERS:
+            importlib.import_module("gradacc_compat.wrapping")  # registers its maker
         for make_all in _MAKERS:
             make_all()
         if name in globals():

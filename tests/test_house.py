@@ -107,7 +107,7 @@ def test_no_import_circles():
 
 #: The package's floors, from the ground up: a module imports only from its
 #: own floor or below. ``lint`` stands apart (it imports nothing else of the
-#: package, so that it runs without TensorFlow).
+#: package but its version, so that it runs without TensorFlow).
 FLOORS = [("gradacc_compat._version", "gradacc_compat.compat", "gradacc_compat.keras_classes"),
           ("gradacc_compat.core",),
           ("gradacc_compat.wrapping", "gradacc_compat.distributed"),
@@ -133,7 +133,7 @@ def test_no_import_runs_back_up_and_lint_stands_apart():
     for name, text in sorted(modules.items()):
         for target in _imports(text, modules):
             if name.startswith("gradacc_compat.lint"):
-                if not target.startswith("gradacc_compat.lint"):
+                if not target.startswith(("gradacc_compat.lint", "gradacc_compat._version")):
                     lint.append("%s -> %s" % (name, target))
             elif _floor(target) > _floor(name):
                 up.append("%s -> %s" % (name, target))

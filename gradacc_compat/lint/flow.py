@@ -223,19 +223,40 @@ class Index(Scopes):
         (closures too), the loops and comprehensions that bind them, and a
         function's parameters to the arguments of its calls in this file
         (``depth`` hops); and the expressions passed through."""
-        keys = set(self.keys_in(expr))
-        chain = [expr]
-        if depth <= 0:
-            return keys, chain
-        for load in loads(expr):
-            if not isinstance(load, ast.Name):
+        return self.memo(("sources", id(expr), id(at), depth),
+                         lambda: self._sources(expr, at, depth))
+
+    def _sources(self, expr, at, depth):
+        keys, chain, seen = set(), [], set()
+        todo = [(expr, at, depth)]
+        while todo:
+            current, where, left = todo.pop(0)
+            if id(current) in seen:
                 continue
-            for value, where in self._values_of(load.id, at):
-                if value is not expr:
-                    more, more_chain = self.sources(value, where, depth - 1)
-                    keys |= more
-                    chain += more_chain
+            seen.add(id(current))
+            keys |= self.keys_in(current)
+            chain.append(current)
+            if left <= 0:
+                continue
+            for load in loads(current):
+                if isinstance(load, ast.Name):
+                    for value, node in self._values_of(load.id, where):
+                        todo.append((value, node, left - 1))
         return keys, chain
+
+    def _assignments(self, binder):
+        """``{name: [(value, node)]}`` for the assignments and for loops of
+        ``binder``'s own scope."""
+        found = {}
+        for node in self.statements_of(binder):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    for name in set(n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                        found.setdefault(name, []).append((node.value, node))
+            elif isinstance(node, ast.For):
+                for name in set(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
+                    found.setdefault(name, []).append((node.iter, node))
+        return found
 
     def _values_of(self, name, at):
         """``[(expression, node)]`` that bind ``name`` as seen at ``at``."""
@@ -251,16 +272,15 @@ class Index(Scopes):
         if found:
             return found
         binder = self.binder(name, at)
-        for node in self.statements_of(binder):
-            if hasattr(node, "lineno") and (node.lineno > at.lineno or self.exclusive(node, at)):
-                continue  # bound after, or in the other branch
-            if isinstance(node, ast.Assign) and any(
-                    name in set(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
-                    for t in node.targets):
-                found.append((node.value, node))
-            elif isinstance(node, ast.For) and name in set(
-                    n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
-                found.append((node.iter, node))
+        assigned = self.memo(("assignments", id(binder)), lambda: self._assignments(binder))
+        around = set(id(up) for up in self.ancestors(at)) | set([id(at)])
+        before = [(value, node) for value, node in assigned.get(name, ())
+                  if node.lineno <= at.lineno and id(node) not in around
+                  and not self.exclusive(node, at)]
+        if before:  # the last binding before, and those in the other branch of an if
+            last = max(before, key=lambda pair: pair[1].lineno)[1]
+            found.extend(pair for pair in before
+                         if pair[1] is last or self.exclusive(pair[1], last))
         if not found and binder is not None and not isinstance(binder, ast.Lambda):
             params = [getattr(a, "arg", None) or getattr(a, "id", None) for a in binder.args.args]
             if name in params:

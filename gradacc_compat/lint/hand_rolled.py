@@ -59,8 +59,8 @@ class _Checks(object):
     def _division(self, apply, keys, adds):
         index = self.index
         at_apply = any(is_division(e) for e in apply.chain)
-        at_add = any(is_division(e) for a in adds
-                     for e in index.sources(a.value, a.node)[1])
+        at_add = any(index.memo(("divides", id(a)), lambda a=a: any(
+            is_division(e) for e in index.sources(a.value, a.node)[1])) for a in adds)
         in_place = self._normalized_in_place(keys)
         loss = any(self._loss_scaled(a) for a in adds)
         name = label(adds[0])
@@ -72,9 +72,13 @@ class _Checks(object):
             self.report(apply.node, "GAC108", name)
 
     def _normalized_in_place(self, keys, by_n=False):
+        return self.index.memo(("in place", frozenset(keys), by_n),
+                               lambda: self._find_normalized(keys, by_n))
+
+    def _find_normalized(self, keys, by_n):
         index = self.index
         divides = divides_by_n if by_n else is_division
-        for node in ast.walk(index.tree):
+        for node in index.assigns + index.calls:
             if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Div, ast.Mult)) \
                     and index.key(node.target) in keys \
                     and (isinstance(node.op, ast.Div) or divides(node.value)):
@@ -99,6 +103,10 @@ class _Checks(object):
         accumulating method's class, or the module for functions."""
         index = self.index
         scope = index.class_of(add.function) if add.function is not None else None
+        return index.memo(("loss", id(scope), by_n), lambda: self._scaled_in(scope, by_n))
+
+    def _scaled_in(self, scope, by_n):
+        index = self.index
         for node in ast.walk(scope if scope is not None else index.tree):
             scaled = divides_by_n if by_n else is_scaling
             if isinstance(node, ast.Assign) and scaled(node.value) and any(
@@ -194,7 +202,7 @@ class _Checks(object):
         return None
 
     def _initial(self, name):
-        for node in ast.walk(self.index.tree):
+        for node in self.index.assigns:
             if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets):
                 value = node.value
                 if isinstance(value, ast.Call) and value.args:
@@ -203,11 +211,14 @@ class _Checks(object):
         return None
 
     def _starts_at_zero(self, name, test):
+        return self.index.memo(("zero", name, id(test)), lambda: self._from_zero(name, test))
+
+    def _from_zero(self, name, test):
         """Whether the counter ``name`` reads 0 when ``test`` first runs: made
         as 0 (or by TF: ``get_or_create_global_step``, ``iterations``) and not
         advanced before ``test`` in the same function."""
         index = self.index
-        for node in ast.walk(index.tree):
+        for node in index.assigns:
             if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets) \
                     and isinstance(node.value, ast.Call):
                 values = list(node.value.args[:1]) + [k.value for k in node.value.keywords

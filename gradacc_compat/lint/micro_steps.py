@@ -111,20 +111,30 @@ def _user_variables(index):
     """Names bound to a ``tf.Variable(...)`` the file makes itself: a loop's
     own counter, not TensorFlow's global step or an optimizer's iterations
     (which schedules read)."""
-    return set(dotted_name(t) for n in ast.walk(index.tree) if isinstance(n, ast.Assign)
-               and isinstance(n.value, ast.Call) and method(n.value) == "Variable"
-               for t in n.targets)
+    return index.memo("user variables", lambda: set(
+        dotted_name(t) for n in index.assigns if isinstance(n, ast.Assign)
+        and isinstance(n.value, ast.Call) and method(n.value) == "Variable"
+        for t in n.targets))
 
 
 def _step_counter(index, report, add, reported):
     scope = index.step_scope(add.node)
-    own = _user_variables(index)
-    for node in index.statements_of(scope):
-        counter = increment(node)
-        if counter and counter not in own and ("GAC107", node.lineno) not in reported \
-                and not index.guards(node):
+    for node, counter in index.memo(("counters", id(scope)), lambda: _counters(index, scope)):
+        if ("GAC107", node.lineno) not in reported:
             reported.add(("GAC107", node.lineno))
             report(node, "GAC107", counter, "the hand-rolled apply")
+
+
+def _counters(index, scope):
+    """``[(node, counter)]``: the unconditional step-counter increments of
+    ``scope``."""
+    own = _user_variables(index)
+    found = []
+    for node in index.statements_of(scope):
+        counter = increment(node)
+        if counter and counter not in own and not index.guards(node):
+            found.append((node, counter))
+    return found
 
 
 def _aggregated(index, report, add, reported):
@@ -132,46 +142,69 @@ def _aggregated(index, report, add, reported):
     not ``ON_READ``): each replica-context write all-reduces."""
     if ("GAC104", add.key) in reported:
         return
-    for node in ast.walk(index.tree):
+    aggregation = index.memo(("aggregation", add.key), lambda: _aggregation(index, add.key))
+    if aggregation:
+        adds = [a for a in index.accumulates if a.key == add.key]
+        plain = [a for a in adds if not any(p.function is a.function
+                                            for p in index.applies)] or adds
+        reported.add(("GAC104", add.key))
+        report(plain[-1].node, "GAC104", "`%s.assign_add` (aggregation=%s)"
+               % (label(add), aggregation))
+
+
+def _aggregation(index, key):
+    """``SUM``/``MEAN`` when ``key`` is made as a mirrored variable that
+    aggregates its writes, else None."""
+    for node in index.assigns:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and index.key(node.targets[0]) == add.key):
+                and index.key(node.targets[0]) == key):
             continue
         words = dict((k.arg, dotted_name(k.value) or "") for n in ast.walk(node.value)
                      if isinstance(n, ast.Call) for k in n.keywords)
         if words.get("aggregation", "").endswith(("SUM", "MEAN")) \
                 and not words.get("synchronization", "").endswith("ON_READ"):
-            adds = [a for a in index.accumulates if a.key == add.key]
-            plain = [a for a in adds if not any(
-                p.function is a.function for p in index.applies)] or adds
-            reported.add(("GAC104", add.key))
-            report(plain[-1].node, "GAC104", "`%s.assign_add` (aggregation=%s)"
-                        % (label(add), words["aggregation"].split(".")[-1]))
-            return
+            return words["aggregation"].split(".")[-1]
+    return None
+
+
+def _horovod_optimizers(index):
+    """Names bound to ``hvd.DistributedOptimizer(...)`` without
+    ``backward_passes_per_step`` (which accumulates itself)."""
+    found = set()
+    for node in index.assigns:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                and method(node.value) == "DistributedOptimizer" and not any(
+                    k.arg == "backward_passes_per_step" for k in node.value.keywords):
+            found.update(dotted_name(t) for t in node.targets)
+    return found
 
 
 def _reduce(index, report, add, reported):
     _aggregated(index, report, add, reported)
     scope = index.step_scope(add.node)
-    distributed_optimizers = set()
-    for node in ast.walk(index.tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
-                and method(node.value) == "DistributedOptimizer" and not any(
-                    k.arg == "backward_passes_per_step" for k in node.value.keywords):
-            distributed_optimizers.update(dotted_name(t) for t in node.targets)
+    for node, what in index.memo(("reductions", id(scope)), lambda: _reductions(index, scope)):
+        if ("GAC104", node.lineno) not in reported:
+            reported.add(("GAC104", node.lineno))
+            report(node, "GAC104", what)
+
+
+def _reductions(index, scope):
+    """``[(node, what)]``: the unconditional reductions of gradients in
+    ``scope`` (not of a loss), Horovod's tape, and compute_gradients of a
+    ``hvd.DistributedOptimizer``."""
+    horovod = index.memo("horovod optimizers", lambda: _horovod_optimizers(index))
+    found = []
     for node in index.statements_of(scope):
-        if not isinstance(node, ast.Call) or ("GAC104", node.lineno) in reported:
+        if not isinstance(node, ast.Call):
             continue
         name = dotted_name(node.func) or ""
-        hit = None
         if method(node) in _REDUCES and "." in name and not index.guards(node):
             words = " ".join(dotted_name(n) or "" for a in node.args for n in ast.walk(a))
             if "loss" not in words.lower():
-                hit = name
+                found.append((node, "`%s`" % name))
         elif method(node) == "DistributedGradientTape":
-            hit = name
+            found.append((node, "`%s`" % name))
         elif method(node) == "compute_gradients" and isinstance(node.func, ast.Attribute) \
-                and dotted_name(node.func.value) in distributed_optimizers:
-            hit = name + " (a hvd.DistributedOptimizer's)"
-        if hit:
-            reported.add(("GAC104", node.lineno))
-            report(node, "GAC104", hit)
+                and dotted_name(node.func.value) in horovod:
+            found.append((node, "`%s` (a hvd.DistributedOptimizer's)" % name))
+    return found

@@ -23,9 +23,22 @@ class Scopes(object):
     def __init__(self, tree):
         self.tree = tree
         self.parents = {}
+        self.calls, self.assigns = [], []  # every Call; every Assign and AugAssign
         for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                self.calls.append(node)
+            elif isinstance(node, (ast.Assign, ast.AugAssign)):
+                self.assigns.append(node)
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
+        self._memo = {}
+
+    def memo(self, key, compute):
+        """``compute()`` once per ``key`` for this module (the checks ask the
+        same questions of every accumulator and apply)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def ancestors(self, node):
         node = self.parents.get(node)
@@ -51,13 +64,18 @@ class Scopes(object):
     def statements_of(self, function):
         """Every node of ``function`` (the module when None), not those of
         functions nested in it."""
+        return self.memo(("statements", id(function)), lambda: self._statements(function))
+
+    def _statements(self, function):
         root = function if function is not None else self.tree
+        found = []
         todo = list(ast.iter_child_nodes(root))
         while todo:
             node = todo.pop()
-            yield node
+            found.append(node)
             if not isinstance(node, FUNCTIONS):
                 todo.extend(ast.iter_child_nodes(node))
+        return found
 
     def loop_of(self, node):
         """The innermost loop around ``node`` inside its own function."""
@@ -79,9 +97,12 @@ class Scopes(object):
             if isinstance(parent, ast.Call) and method(parent) in CONDS:
                 return parent
             return None
-        name = getattr(function, "name", None)
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and method(node) in CONDS:
+        return self.memo(("branch", getattr(function, "name", None)), lambda: self._branch_by_name(
+            getattr(function, "name", None)))
+
+    def _branch_by_name(self, name):
+        for node in self.calls:
+            if method(node) in CONDS:
                 for arg in list(node.args[1:]) + [k.value for k in node.keywords]:
                     if dotted_name(arg) and dotted_name(arg).split(".")[-1] == name:
                         return node
@@ -90,20 +111,17 @@ class Scopes(object):
     def callers(self, function):
         """Calls of ``function`` in this file: ``self.name(...)`` in its
         class for a method, ``name(...)`` for a function."""
+        return self.memo(("callers", id(function)), lambda: self._callers(function))
+
+    def _callers(self, function):
         name = getattr(function, "name", None)
         if not name:
             return []
         owner = self.parents.get(function)
-        found = []
-        for node in ast.walk(owner if isinstance(owner, ast.ClassDef) else self.tree):
-            if not isinstance(node, ast.Call):
-                continue
-            called = dotted_name(node.func)
-            if isinstance(owner, ast.ClassDef) and called == "self." + name:
-                found.append(node)
-            elif not isinstance(owner, ast.ClassDef) and called == name:
-                found.append(node)
-        return found
+        if not isinstance(owner, ast.ClassDef):
+            return [n for n in self.calls if dotted_name(n.func) == name]
+        return [n for n in self.calls if dotted_name(n.func) == "self." + name
+                and any(up is owner for up in self.ancestors(n))]
 
     def exclusive(self, a, b):
         """Whether ``a`` and ``b`` sit in the two branches of one ``if``."""
