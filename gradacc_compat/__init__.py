@@ -15,6 +15,7 @@ from __future__ import absolute_import
 import importlib
 import sys
 
+from gradacc_compat import keras_classes as _keras_classes
 from gradacc_compat._version import __version__
 
 __all__ = ["__version__", "AccumulationWarning", "GradientAccumulator", "effective_batch_size",
@@ -43,6 +44,9 @@ def _load(name):
     globals()[name] = value
     return value
 
+
+# Unpickling a wrapper in a fresh process asks keras_classes first.
+_keras_classes.register_loader(lambda: _load("wrap"))
 
 if sys.version_info >= (3, 7):
     def __getattr__(name):  # PEP 562: the names load on first use

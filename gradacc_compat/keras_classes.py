@@ -12,17 +12,22 @@ Wrappers of your own optimizer classes are bound here when you first wrap
 one; unpickling them needs that process to have wrapped that class too.
 
 This module imports nothing of the package: ``gradacc_compat.wrapping``
-hands it the function that makes the classes when it loads. A lookup here
-before anything was wrapped (unpickling in a fresh process: the package
-loads its names on first use) loads ``gradacc_compat.wrapping`` by name
-first -- the one place this floor asks for a higher one, at run time.
+hands it the function that makes the classes when it loads, and the
+package's face hands it a loader of ``gradacc_compat.wrapping`` for a
+lookup that comes first (unpickling in a fresh process: the package loads
+its names on first use).
 """
 from __future__ import absolute_import, division, print_function
 
-import importlib
 import sys
 
 _MAKERS = []
+_LOADERS = []
+
+
+def register_loader(load):
+    """``load()`` loads the module that registers the makers."""
+    _LOADERS.append(load)
 
 
 def register_maker(make_all):
@@ -36,7 +41,8 @@ def register_maker(make_all):
 def __getattr__(name):  # module __getattr__: Python >= 3.7 (PEP 562)
     if name.startswith("Accumulating"):
         if not _MAKERS:
-            importlib.import_module("gradacc_compat.wrapping")  # registers its maker
+            for load in _LOADERS:
+                load()
         for make_all in _MAKERS:
             make_all()
         if name in globals():
