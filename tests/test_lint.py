@@ -138,6 +138,30 @@ accum_grads = [tf.zeros_like(v) for v in model.trainable_variables]
 for step, (x, y) in enumerate(dataset):
     accum_grads = train_step(x, y, step, accum_grads)
 ''',
+    # A counter made 0 and advanced after the test: the first cycle is one
+    # micro-batch, then N.
+    "counter_after_test": '''
+step = 0
+sums = [tf.zeros_like(v) for v in model.trainable_variables]
+for x, y in dataset:
+    grads = tape.gradient(loss_fn(y, model(x)) / N, model.trainable_variables)
+    sums = [s + g for s, g in zip(sums, grads)]
+    if step % N == 0:
+        optimizer.apply_gradients(zip(sums, model.trainable_variables))  # <- GAC109
+        sums = [tf.zeros_like(v) for v in model.trainable_variables]
+    step += 1
+''',
+    "counter_after_test_fixed": '''
+step = 0
+sums = [tf.zeros_like(v) for v in model.trainable_variables]
+for x, y in dataset:
+    grads = tape.gradient(loss_fn(y, model(x)) / N, model.trainable_variables)
+    sums = [s + g for s, g in zip(sums, grads)]
+    step += 1
+    if step % N == 0:
+        optimizer.apply_gradients(zip(sums, model.trainable_variables))
+        sums = [tf.zeros_like(v) for v in model.trainable_variables]
+''',
     # BERT's optimization.create_optimizer after the one-line wrap: the clip
     # and the step counter still act on every micro-batch.
     "bert_wrapped": '''

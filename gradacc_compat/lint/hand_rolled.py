@@ -270,9 +270,28 @@ class _Checks(object):
                             "%s" % (counter.id, counter.id, "one micro-batch"))
             if isinstance(up, FUNCTIONS):
                 break
+        return self._counted_after(counter, apply)
+
+    def _counted_after(self, counter, apply):
+        """A Python counter made 0 and advanced after the ``% N`` test in the
+        loop around the apply: the test sees 0 on the first micro-batch."""
+        index = self.index
+        loop = index.loop_of(apply.node)
+        if loop is None:
+            return None
+        assigned = index.memo(("assignments", id(index.binder(counter.id, apply.node))),
+                              lambda: index._assignments(index.binder(counter.id, apply.node)))
+        starts = [number(value) for value, node in assigned.get(counter.id, ())
+                  if not any(up is loop for up in index.ancestors(node))]
+        if starts != [0]:
+            return None
+        moves = [n for n in index.statements_of(index.function_of(apply.node))
+                 if any_increment(n) == counter.id and any(up is loop for up in index.ancestors(n))]
+        if moves and all(n.lineno > apply.node.lineno for n in moves):
+            return ("`%s %% N == 0` with `%s` made 0 and advanced after the test: the first "
+                    "cycle is one micro-batch" % (counter.id, counter.id))
         return None
 
-    # -- GAC106 / GAC107 / GAC104: what else runs every micro-step ------------
 def check(tree, report, text=""):
     """Runs the hand-rolled checks on a parsed module."""
     _Checks(tree, report, text).run()
