@@ -96,7 +96,23 @@ class Index(Scopes):
         alias = self._loop_alias(node)
         if alias is not None:
             return alias
-        return ("name", id(self.binder(head, node)), head)
+        binder = self.binder(head, node)
+        alias = self._plain_alias(head, binder)
+        if alias is not None:
+            return self.key(alias)
+        return ("name", id(binder), head)
+
+    def _plain_alias(self, name, binder):
+        """``self.sums`` when ``binder`` binds ``name`` once, as
+        ``name = self.sums`` (a local name for an attribute)."""
+        if binder is None:
+            return None
+        values = self.memo(("assignments", id(binder)), lambda: self._assignments(binder))
+        bound = values.get(name, ())
+        if len(bound) == 1 and isinstance(bound[0][0], ast.Attribute) \
+                and (dotted_name(bound[0][0]) or "").startswith("self."):
+            return bound[0][0]
+        return None
 
     def _loop_alias(self, node):
         """``a`` in ``for a, g in zip(accums, grads)`` (or a comprehension):

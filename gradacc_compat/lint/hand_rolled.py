@@ -45,6 +45,7 @@ class _Checks(object):
             adds = [a for a in index.accumulates if a.key in keys]
             self._division(apply, keys, adds)
             self._schedule(apply, adds)
+            self._dropped_cycle(apply, keys, adds, reported)
             checked.update(id(a) for a in adds)
         for add in index.accumulates:
             if id(add) in checked or self._of_gradients(add):
@@ -131,6 +132,8 @@ class _Checks(object):
         index = self.index
         guards = index.guards(apply.node)
         if not guards:
+            if not self._runs_now(apply):
+                return  # a TF1 graph op, run when the session runs it
             loop = index.loop_of(apply.node)
             together = [a for a in adds if a.function is apply.function and (
                 (loop is None and index.loop_of(a.node) is None)
@@ -148,6 +151,36 @@ class _Checks(object):
             call = index.parents.get(conds[0])
             self.report(call if isinstance(call, ast.Call) else apply.node, "GAC111",
                         dotted_name(apply.node.func) or "apply_gradients")
+
+    def _dropped_cycle(self, apply, keys, adds, reported):
+        """GAC110: local sums applied only inside the loop that fills them,
+        nothing after it: what the last partial cycle holds is lost when the
+        function returns (or the next epoch makes the sums anew)."""
+        index = self.index
+        loop = index.loop_of(apply.node)
+        function = apply.function
+        if loop is None or isinstance(function, (type(None), ast.Lambda)) \
+                or not index.guards(apply.node) or ("GAC110", loop.lineno) in reported:
+            return
+        local = [k for k in keys if k[0] == "name" and k[1] == id(function)]
+        if not local or not all(any(up is loop for up in index.ancestors(a.node))
+                                for a in adds if a.key in local):
+            return
+        applies = [a for a in index.applies if set(local) & a.keys]
+        returned = any(isinstance(n, ast.Return) and n.value is not None
+                       and set(local) & index.keys_in(n.value)
+                       for n in index.statements_of(function))
+        if returned or any(not any(up is loop for up in index.ancestors(a.node))
+                           for a in applies):
+            return
+        reported.add(("GAC110", loop.lineno))
+        self.report(loop, "GAC110", local[0][2], "lost when `%s` returns" % function.name)
+
+    def _runs_now(self, apply):
+        """Whether the apply runs where it is written: a statement of its own
+        (eager, ``tf.function``), not an op built for a session to run later
+        (``train_op = opt.apply_gradients(...)`` in TF1 graph code)."""
+        return isinstance(self.index.parents.get(apply.node), ast.Expr)
 
     def _irregular(self, test, apply):
         """Why ``test`` lets the first cycle be shorter or longer than N."""
@@ -265,12 +298,28 @@ class _Checks(object):
                     k.arg == "start" for k in source.keywords)
                 starts = starts or (method(source) in ("range", "xrange")
                                     and len(source.args) == 1)
-                if starts:
+                if starts and not self._applies_first(counter, apply, up):
                     return ("`%s %% N == 0` with `%s` counting from 0: the first cycle is "
                             "%s" % (counter.id, counter.id, "one micro-batch"))
             if isinstance(up, FUNCTIONS):
                 break
         return self._counted_after(counter, apply)
+
+    def _applies_first(self, counter, apply, loop):
+        """The apply comes before the loop's accumulation, skipped at the
+        first micro-batch (``if i > 0``): it applies the previous N."""
+        index = self.index
+        adds = [a for a in index.accumulates if a.key in apply.keys
+                and any(up is loop for up in index.ancestors(a.node))]
+        if not adds or any(a.node.lineno < apply.node.lineno for a in adds):
+            return False
+        for kind, test in index.guards(apply.node):
+            for node in ast.walk(test):
+                if isinstance(node, ast.Compare) and dotted_name(node.left) == counter.id \
+                        and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Gt, ast.NotEq)) \
+                        and number(node.comparators[0]) == 0:
+                    return True
+        return False
 
     def _counted_after(self, counter, apply):
         """A Python counter made 0 and advanced after the ``% N`` test in the

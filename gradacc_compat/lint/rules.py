@@ -57,7 +57,8 @@ CODES = {
     "GAC109": ("the apply runs at irregular points: %s",
                "the big batch applies after every N micro-batches",
                "apply when (step + 1) % N == 0, or acc.step(...)"),
-    "GAC110": ("the micro-batches after the last apply of `%s` are %s",
+    "GAC110": ("the micro-batches after the last apply of `%s` are %s (the loop ends "
+               "without applying them)",
                "the big batch trains on every example",
                "apply the partial cycle (acc.flush(optimizer)) or drop it on purpose"),
     "GAC111": ("`%s` runs inside tf.cond in replica context: under MirroredStrategy the "
