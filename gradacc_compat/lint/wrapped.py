@@ -51,8 +51,17 @@ def _ancestors(node, parents):
         yield node
 
 
+def _wrapper_call(name):
+    """``gac.wrap``, or an accumulating optimizer wrapper by its class name
+    (``GradientAccumulationOptimizer``, ``AccumGradOptimizer``, ...)."""
+    if name in _WRAPS:
+        return True
+    last = (name or "").rsplit(".", 1)[-1].lower()
+    return "optimizer" in last and ("accum" in last or "multistep" in last)
+
+
 def _is_wrap(node):
-    return isinstance(node, ast.Assign) and call_name(node.value) in _WRAPS
+    return isinstance(node, ast.Assign) and _wrapper_call(call_name(node.value))
 
 
 def _wraps_in(scope):
@@ -81,7 +90,7 @@ def _wrapped(function, module_wrapped, parents):
     a local bound to something else hides a module name."""
     found = dict(module_wrapped)
     local = set(name for node in ast.walk(function) if isinstance(node, ast.Assign)
-                and call_name(node.value) not in _WRAPS for name in _bound(node))
+                and not _wrapper_call(call_name(node.value)) for name in _bound(node))
     for name in list(found):
         if "." not in name and name in local:
             del found[name]
