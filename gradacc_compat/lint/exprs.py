@@ -112,7 +112,7 @@ def increment(node):
             else (args.pop(0) if args else None)
         counter = counter_name(owner) if owner is not None else None
         if counter and args:
-            return counter if _plus_one(args[0], counter, node) else None
+            return counter if _plus_one(args[0]) else None
     return None
 
 
@@ -148,7 +148,8 @@ def any_increment(node):
     return None
 
 
-def _plus_one(value, counter, at):
+def _plus_one(value):
+    """``x + 1``, or a name (``new_global_step``, bound to ``x + 1``)."""
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
         return any(number(side) == 1 for side in (value.left, value.right))
     return isinstance(value, ast.Name)  # new_global_step = global_step + 1
