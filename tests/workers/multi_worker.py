@@ -114,7 +114,9 @@ def fit(out, steps=N):
     # results and step counter every step.
     gradient_bytes = sum(int(np.prod(w.shape)) * 4 for w in model.get_weights())
     with diagnostics.count_reductions(strategy, min_bytes=gradient_bytes) as counter:
-        model.fit(dataset, epochs=1, verbose=0, shuffle=False)
+        # steps_per_epoch: TF 2.2 and 2.3 refuse a dataset sharded across
+        # workers without it (every worker must run the same number of steps).
+        model.fit(dataset, epochs=1, verbose=0, shuffle=False, steps_per_epoch=len(x) // batch)
     np.savez(out, reductions=counter.runs, iterations=int(H.keras_value(optimizer.iterations)),
              *model.get_weights())
 
