@@ -107,7 +107,7 @@ class Index(Scopes):
         ``name = self.sums`` (a local name for an attribute)."""
         if binder is None:
             return None
-        values = self.memo(("assignments", id(binder)), lambda: self._assignments(binder))
+        values = self.assignments(binder)
         bound = values.get(name, ())
         if len(bound) == 1 and isinstance(bound[0][0], ast.Attribute) \
                 and (dotted_name(bound[0][0]) or "").startswith("self."):
@@ -260,9 +260,12 @@ class Index(Scopes):
                         todo.append((value, node, left - 1))
         return keys, chain
 
-    def _assignments(self, binder):
+    def assignments(self, binder):
         """``{name: [(value, node)]}`` for the assignments and for loops of
-        ``binder``'s own scope."""
+        ``binder``'s own scope (the module when None)."""
+        return self.memo(("assignments", id(binder)), lambda: self._assignments(binder))
+
+    def _assignments(self, binder):
         found = {}
         for node in self.statements_of(binder):
             if isinstance(node, ast.Assign):
@@ -288,7 +291,7 @@ class Index(Scopes):
         if found:
             return found
         binder = self.binder(name, at)
-        assigned = self.memo(("assignments", id(binder)), lambda: self._assignments(binder))
+        assigned = self.assignments(binder)
         around = set(id(up) for up in self.ancestors(at)) | set([id(at)])
         before = [(value, node) for value, node in assigned.get(name, ())
                   if node.lineno <= at.lineno and id(node) not in around

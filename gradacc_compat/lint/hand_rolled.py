@@ -13,7 +13,6 @@ from gradacc_compat.lint import micro_steps
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, any_increment, counter_name,
                                        divides_by_n, increment, is_division, is_scaling, number)
-from gradacc_compat.lint.flow import Index
 from gradacc_compat.lint.micro_steps import label
 
 __all__ = ["check"]
@@ -28,8 +27,8 @@ class _Checks(object):
     GAC108) and when the apply runs (GAC102, GAC109, GAC111); the rest
     in ``micro_steps``."""
 
-    def __init__(self, tree, report, text):
-        self.index = Index(tree)
+    def __init__(self, index, report, text):
+        self.index = index
         self.report = report
         self.distributed = any(word in text for word in _STRATEGY_WORDS)
 
@@ -328,8 +327,7 @@ class _Checks(object):
         loop = index.loop_of(apply.node)
         if loop is None:
             return None
-        assigned = index.memo(("assignments", id(index.binder(counter.id, apply.node))),
-                              lambda: index._assignments(index.binder(counter.id, apply.node)))
+        assigned = index.assignments(index.binder(counter.id, apply.node))
         starts = [number(value) for value, node in assigned.get(counter.id, ())
                   if not any(up is loop for up in index.ancestors(node))]
         if starts != [0]:
@@ -341,6 +339,6 @@ class _Checks(object):
                     "cycle is one micro-batch" % (counter.id, counter.id))
         return None
 
-def check(tree, report, text=""):
-    """Runs the hand-rolled checks on a parsed module."""
-    _Checks(tree, report, text).run()
+def check(index, report, text=""):
+    """Runs the hand-rolled checks on a module's ``flow.Index``."""
+    _Checks(index, report, text).run()

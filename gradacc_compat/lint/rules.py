@@ -22,6 +22,7 @@ import re
 import sys
 
 from gradacc_compat.lint import hand_rolled, python_state, wrapped
+from gradacc_compat.lint.flow import Index
 
 __all__ = ["CODES", "Finding", "findings_of_tree", "lint_source", "lint_paths", "main",
            "SUGGESTION"]
@@ -146,9 +147,10 @@ def findings_of_tree(tree, source, path="<string>", noqa=True):
         findings.append(Finding(path, node.lineno, code, message(code, args),
                                 getattr(node, "col_offset", 0)))
 
-    hand_rolled.check(tree, report, source)
+    index = Index(tree)
+    hand_rolled.check(index, report, source)
     python_state.check(tree, report)
-    wrapped.check(tree, report)
+    wrapped.check(index, report)
     lines = source.splitlines()
     unique = {}
     for finding in findings:

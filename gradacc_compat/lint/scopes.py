@@ -124,15 +124,15 @@ class Scopes(object):
                 and any(up is owner for up in self.ancestors(n))]
 
     def exclusive(self, a, b):
-        """Whether ``a`` and ``b`` sit in the two branches of one ``if``."""
-        up_a = set(id(n) for n in self.ancestors(a))
-        child_b = b
-        for up in self.ancestors(b):
-            if isinstance(up, ast.If) and id(up) in up_a:
-                in_body = any(child_b is n for n in up.body)
-                a_in_body = any(id(n) in up_a or n is a for n in up.body)
-                return in_body != a_in_body
-            child_b = up
+        """Whether ``b`` sits in the other branch of an ``if`` above ``a``."""
+        child = a
+        for up in self.ancestors(a):
+            if isinstance(up, ast.If):
+                in_body = any(child is n for n in up.body)
+                others = up.orelse if in_body else up.body
+                if any(b is n or any(b is m for m in ast.walk(n)) for n in others):
+                    return True
+            child = up
         return False
 
     def guards(self, node, seen=None):

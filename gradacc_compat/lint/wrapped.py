@@ -40,17 +40,6 @@ def _bound(node):
     return []
 
 
-def _parents(tree):
-    return dict((child, node) for node in ast.walk(tree)
-                for child in ast.iter_child_nodes(node))
-
-
-def _ancestors(node, parents):
-    while node in parents:
-        node = parents[node]
-        yield node
-
-
 def _wrapper_call(name):
     """``gac.wrap``, or an accumulating optimizer wrapper by its class name
     (``GradientAccumulationOptimizer``, ``AccumGradOptimizer``, ...)."""
@@ -84,7 +73,7 @@ def _module_wrapped(tree):
     return found
 
 
-def _wrapped(function, module_wrapped, parents):
+def _wrapped(function, module_wrapped, index):
     """{dotted name: its gac.wrap assignment} seen from ``function``: its
     own and its enclosing functions' locals, and ``module_wrapped``, where
     a local bound to something else hides a module name."""
@@ -94,25 +83,12 @@ def _wrapped(function, module_wrapped, parents):
     for name in list(found):
         if "." not in name and name in local:
             del found[name]
-    scopes = [a for a in _ancestors(function, parents) if isinstance(a, FUNCTIONS)]
+    scopes = [a for a in index.ancestors(function) if isinstance(a, FUNCTIONS)]
     for scope in reversed([function] + scopes):
         for node in _wraps_in(scope):
             for name in _bound(node):
                 found[name] = node
     return found
-
-
-def _exclusive(a, b, parents):
-    """Whether ``a`` and ``b`` sit in the two branches of one ``if``."""
-    above_a = [(p, c) for c, p in zip([a] + list(_ancestors(a, parents)),
-                                      _ancestors(a, parents))]
-    for branch_parent, child in above_a:
-        if isinstance(branch_parent, ast.If):
-            in_body = any(child is n for n in branch_parent.body)
-            others = branch_parent.orelse if in_body else branch_parent.body
-            if any(b is n or any(b is m for m in ast.walk(n)) for n in others):
-                return True
-    return False
 
 
 def _flowing(function, seeds):
@@ -138,16 +114,17 @@ def _is_counter(name):
     return bool(name) and "step" in last(name).lower()
 
 
-def check(tree, report):
-    """Runs GAC106 and GAC107 on a parsed module; ``report(node, code, *args)``."""
+def check(index, report):
+    """Runs GAC106 and GAC107 on a module (its ``scopes.Scopes``);
+    ``report(node, code, *args)``."""
+    tree = index.tree
     if not any(_is_wrap(n) for n in ast.walk(tree)):
         return
-    parents = _parents(tree)
     module_wrapped = _module_wrapped(tree)
     for function in ast.walk(tree):
         if not isinstance(function, FUNCTIONS) or isinstance(function, ast.Lambda):
             continue
-        wrapped = _wrapped(function, module_wrapped, parents)
+        wrapped = _wrapped(function, module_wrapped, index)
         # (the applies of a nested function are its own)
         applies = [n for n in walk(function, FUNCTIONS) if method(n) in _APPLIES
                    and isinstance(n.func, ast.Attribute)
@@ -156,11 +133,11 @@ def check(tree, report):
             continue
         clipped = _flowing(function, lambda call: method(call) in _CLIPS)
         for apply in applies:
-            _check_clip(apply, wrapped, clipped, parents, report)
+            _check_clip(apply, wrapped, clipped, index, report)
         _check_counter(function, applies, report)
 
 
-def _check_clip(apply, wrapped, clipped, parents, report):
+def _check_clip(apply, wrapped, clipped, index, report):
     if method(apply) != "apply_gradients":
         return
     wrap = wrapped[dotted_name(apply.func.value)]
@@ -168,7 +145,7 @@ def _check_clip(apply, wrapped, clipped, parents, report):
     for arg in list(apply.args) + [k.value for k in apply.keywords]:
         used |= names_in(arg)
     for name in sorted(used & set(clipped)):
-        if not _exclusive(clipped[name], wrap, parents):
+        if not index.exclusive(clipped[name], wrap):
             report(apply, "GAC106", name,
                    "the wrapped optimizer `%s`" % dotted_name(apply.func.value))
             return
