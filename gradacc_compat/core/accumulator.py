@@ -4,22 +4,20 @@ from __future__ import absolute_import, division, print_function
 from gradacc_compat import compat
 from gradacc_compat.compat import tf
 from gradacc_compat.core import families, horovod_support
-from gradacc_compat.core.accumulator_apply import AccumulatorApply
-from gradacc_compat.core.accumulator_checks import check_inputs
-from gradacc_compat.core.accumulator_ops import (TF1_COLLECTIVES as _TF1_COLLECTIVES, cond as _cond,
+from gradacc_compat.core import accumulator_writes as writes
+from gradacc_compat.core.accumulator_apply import apply_if
+from gradacc_compat.core.accumulator_ops import (TF1_COLLECTIVES as _TF1_COLLECTIVES,
                                                  check_not_wrapped as _check_not_wrapped,
-                                                 gated as _gated, is_default as _is_default,
-                                                 read as _read)
-from gradacc_compat.core.accumulator_state import (AGG as _AGG, PlainState as _PlainState,
-                                                   once_per_strategy)
-from gradacc_compat.core.accumulator_writes import AccumulatorWrites
+                                                 is_default as _is_default, read as _read)
+from gradacc_compat.core.accumulator_state import (AGG as _AGG, Cycle as _Cycle,
+                                                   PlainState as _PlainState, once_per_strategy)
 from gradacc_compat.core.checks import (check_nonfinite, check_reduction, check_steps,
                                         check_transform)
 
 __all__ = ["GradientAccumulator"]
 
 
-class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
+class GradientAccumulator(tf.Module):
     """Accumulates micro-batch gradients and applies their exact mean.
 
     Usage::
@@ -107,9 +105,19 @@ class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
 
         (self._plain, self._micro_step, self._iterations,
          self._weight_total, self._skipped) = once_per_strategy(create)
+        # The writes and the apply are functions of this cycle (see
+        # accumulator_state.Cycle); the variables stay attributes of this
+        # module, where checkpoints name them.
+        self._cycle = _Cycle(self._plain, steps, reduction, nonfinite, self._transform,
+                             (self._micro_step, self._iterations, self._weight_total,
+                              self._skipped), self._track)
         self._accums = None
-        self._rows = None
-        self._compact = None
+
+    def _track(self, name, value):
+        """``value`` as the checkpointed attribute ``_<name>``; returns the
+        tracked container (``tf.Module`` wraps lists and dicts)."""
+        setattr(self, "_" + name, value)
+        return getattr(self, "_" + name)
 
     def get_config(self):
         """The constructor's arguments: ``from_config(get_config())`` makes
@@ -171,7 +179,7 @@ class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
     def pending_count(self):
         """This replica's pending micro-batch count (an int64 tensor; in a
         TF1 graph, an op to run)."""
-        return _read(self._local(self._micro_step))
+        return _read(self._cycle.local(self._micro_step))
 
     def counts(self):
         """``(micro_step, iterations)`` read as int64 tensors in any context
@@ -185,7 +193,7 @@ class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
     def built(self):
         """Whether the accumulator's variables exist (after the first
         ``step``/``accumulate``, or a wrapper's build)."""
-        return self._accums is not None
+        return self._cycle.built
 
     @property
     def gradients(self):
@@ -196,9 +204,9 @@ class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
         ops that compute it: run them.) Under a strategy, in replica context
         it is this replica's sum; in cross-replica context, all replicas'.
         """
-        if self._accums is None:
+        if not self._cycle.built:
             return None
-        return self._pending()
+        return writes.pending(self._cycle)
 
     # ------------------------------------------------------------- public
     @compat.do_not_convert  # (AutoGraph would convert the checks it calls)
@@ -232,84 +240,24 @@ class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
         (Horovod's: the caller picks it, ``horovod_support.rank_reduction``;
         None: none)."""
         adapter = families.adapter_for(optimizer)
-        compact = self._compact_rows
+        cycle = self._cycle
         if compat.collectives_in_tf1_graph(self._plain.strategy):
             raise NotImplementedError(_TF1_COLLECTIVES % (type(self._plain.strategy).__name__,))
-        dense = self._rows_as_dense(adapter, optimizer, reduce)
-        count, known = self._accumulate(gradients, variables, weight, dense, compact and dense)
+        dense = writes.rows_as_dense(cycle, adapter, optimizer, reduce)
+        count, known = writes.accumulate(cycle, gradients, variables, weight, dense,
+                                         self._compact_rows and dense)
         steps = self._steps
         if known is not None and known < steps and _is_default(self._plain.strategy):
             return tf.constant(False)  # eager, one device: the host knows
         # A variable with a gradient now is in this cycle for sure; one
         # passed None may or may not be (other calls may have fed it).
         guarded = [i for i, g in enumerate(gradients) if g is None]
-        return self._apply_if(adapter, optimizer, count, lambda c: tf.greater_equal(c, steps),
-                              apply_fn, reduce, guarded)
+        return apply_if(cycle, adapter, optimizer, count, lambda c: tf.greater_equal(c, steps),
+                        apply_fn, reduce, guarded)
 
     def accumulate(self, gradients, variables, weight=None):
         """Adds one micro-batch's gradients. Returns the pending micro-step count."""
-        return self._accumulate(gradients, variables, weight)[0]
-
-    @compat.do_not_convert
-    def _accumulate(self, gradients, variables, weight, rows_as_dense=False, slots=False):
-        """``accumulate``, and eagerly the new count as a Python int (else
-        None). ``rows_as_dense``: the sparse gradients of variables without
-        row marks are accumulated as dense ones (see :meth:`_rows_as_dense`).
-        ``slots``: this call writes a slot of the compact rows, made here for
-        the variables whose first gradient this is."""
-        gradients, variables, weight, checks = check_inputs(self._plain, self._nonfinite,
-                                                            gradients, variables, weight)
-        if checks:
-            # Every write consumes a gated value (a control input on the
-            # writes' cond alone does not hold them back inside a function).
-            with tf.control_dependencies(checks):
-                gradients = [_gated(g) for g in gradients]
-                weight = None if weight is None else tf.identity(weight)
-                return self._accumulate_checked(gradients, variables, weight, rows_as_dense, slots)
-        return self._accumulate_checked(gradients, variables, weight, rows_as_dense, slots)
-
-    def _accumulate_checked(self, gradients, variables, weight, rows_as_dense, slots):
-        self.build(variables)
-        plain = self._plain
-        if slots:
-            self._make_compact(gradients)
-        sparse = [i for i, g in enumerate(gradients)
-                  if isinstance(g, tf.IndexedSlices) and i not in plain.compact]
-        if rows_as_dense:
-            plain.dense.update(i for i in sparse if str(i) not in self._rows)
-        else:
-            self._track_rows(sparse)
-        for i, grad in enumerate(gradients):
-            if grad is None:
-                plain.ever_none.add(i)
-                continue
-            plain.seen.add(i)
-            if not isinstance(grad, tf.IndexedSlices):
-                plain.dense.add(i)
-        if weight is not None:
-            plain.weighted = True
-        micro = self._local(self._micro_step)
-        one = tf.constant(1.0) if weight is None else weight
-        if tf.executing_eagerly():
-            # The host knows which micro-batch this is: no branch, no ops
-            # that only pick one, and the counters go straight to the kernels.
-            count = int(micro.numpy())
-            self._writes(gradients, weight, count == 0)
-            self._present_writes(gradients, count == 0)
-            self._compact_writes(gradients, weight, slots)
-            compat.eager_assign_add(self._local(self._weight_total), one)
-            compat.eager_assign_add(micro, tf.constant(1, tf.int64))
-            return tf.constant(count + 1, tf.int64), count + 1
-        updates = [_cond(tf.equal(micro.read_value(), 0),
-                         lambda: tf.group(*(self._writes(gradients, weight, True)
-                                            + self._present_writes(gradients, True))),
-                         lambda: tf.group(*(self._writes(gradients, weight, False)
-                                            + self._present_writes(gradients, False)))),
-                   self._local(self._weight_total).assign_add(one)]
-        updates.extend(self._compact_writes(gradients, weight, slots))
-        with tf.control_dependencies(updates):
-            with tf.control_dependencies([micro.assign_add(1)]):
-                return tf.identity(micro.read_value()), None
+        return writes.accumulate(self._cycle, gradients, variables, weight)[0]
 
     @compat.do_not_convert
     def apply_gradients(self, optimizer):
@@ -327,13 +275,13 @@ class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
         ``reduce`` as in :meth:`wrapped_step` (the optimizer may be a
         wrapper)."""
         adapter = families.adapter_for(optimizer)
-        if self._accums is None:  # nothing was ever accumulated
+        if not self._cycle.built:  # nothing was ever accumulated
             return tf.constant(False)
         # Host code (an epoch-end callback, say) may call this outside the
         # strategy's scope: enter it, the apply is cross-replica then.
         with compat.strategy_scope(self._plain.strategy):
-            return self._apply_if(adapter, optimizer, None, lambda c: tf.greater(c, 0), apply_fn,
-                                  reduce, sorted(self._plain.ever_none))
+            return apply_if(self._cycle, adapter, optimizer, None, lambda c: tf.greater(c, 0),
+                            apply_fn, reduce, sorted(self._plain.ever_none))
 
     def flush(self, optimizer):
         """Applies a partial cycle (end of an epoch) with correct weighting.
@@ -346,4 +294,23 @@ class GradientAccumulator(AccumulatorWrites, AccumulatorApply, tf.Module):
     @compat.do_not_convert
     def reset(self):
         """Drops what is pending (accumulated gradients and counts)."""
-        return tf.group(*self._reset_ops(self._components))
+        return tf.group(*self._cycle.reset_ops(self._cycle.components))
+
+    # ------------------------------------------- for wrappers and engines
+    def state_variables(self):
+        """Every variable that holds a pending cycle, in a fixed order: the
+        accumulators (in the model variables' order), the counters, then the
+        row marks of the sparse variables (in the model variables' order)."""
+        return self._cycle.state_variables()
+
+    @property
+    def sparse_indices(self):
+        """Positions (in the variable list) whose accumulator marks the rows a
+        cycle touched: the variables that received ``tf.IndexedSlices``."""
+        return sorted(int(k) for k in (self._cycle.rows or {}))
+
+    def build(self, variables, sparse=()):
+        """Creates the accumulators (once, whichever replica asks first) and
+        the row marks of the variables at positions ``sparse`` (a Keras
+        wrapper that loads a saved model makes its state up front)."""
+        writes.build(self._cycle, variables, sparse)

@@ -21,6 +21,7 @@ def check_strategy(plain, what):
             "`strategy.scope()` of the strategy that runs the training step."
             % (what, type(current).__name__, type(plain.strategy).__name__))
 
+
 def check_inputs(plain, nonfinite, gradients, variables, weight):
     """Validates a micro-step's arguments against the accumulator's state
     ``plain`` before any state changes; returns ``(gradients, variables,
