@@ -68,25 +68,17 @@ for step, (x, y) in enumerate(dataset):
 ''',
     # "Resetting" by zeroing the model's weights instead of the accumulators.
     "zeroed_weights": '''
-for step, (x, y) in enumerate(dataset):
-    with tf.GradientTape() as tape:
-        loss = loss_fn(y, model(x)) / N
-    grads = tape.gradient(loss, model.trainable_variables)
-    accum = [a + g for a, g in zip(accum, grads)]
-    if (step + 1) % N == 0:
-        optimizer.apply_gradients(zip(accum, model.trainable_variables))
-        for var in model.trainable_variables:
-            var.assign(tf.zeros_like(var))  # <- GAC103
-''',
-    "zeroed_weights_fixed": '''
-for step, (x, y) in enumerate(dataset):
-    with tf.GradientTape() as tape:
-        loss = loss_fn(y, model(x)) / N
-    grads = tape.gradient(loss, model.trainable_variables)
-    accum = [a + g for a, g in zip(accum, grads)]
-    if (step + 1) % N == 0:
-        optimizer.apply_gradients(zip(accum, model.trainable_variables))
-        accum = [tf.zeros_like(a) for a in accum]
+accum = [tf.Variable(tf.zeros_like(w), trainable=False) for w in model.trainable_variables]
+while True:
+    for _ in range(N):
+        x, y = next(batches)
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x)) / N
+        for a, g in zip(accum, tape.gradient(loss, model.trainable_variables)):
+            a.assign_add(g)
+    optimizer.apply_gradients(zip(accum, model.trainable_variables))
+    for w in model.trainable_variables:
+        w.assign(tf.zeros_like(w))  # <- GAC103
 ''',
     # MirroredStrategy: all-reduce every micro-step, then accumulate.
     "reduce_every_step": '''
@@ -153,14 +145,14 @@ for x, y in dataset:
 ''',
     "counter_after_test_fixed": '''
 step = 0
-sums = [tf.zeros_like(v) for v in model.trainable_variables]
+sums = None
 for x, y in dataset:
     grads = tape.gradient(loss_fn(y, model(x)) / N, model.trainable_variables)
-    sums = [s + g for s, g in zip(sums, grads)]
+    sums = grads if sums is None else [s + g for s, g in zip(sums, grads)]
     step += 1
     if step % N == 0:
         optimizer.apply_gradients(zip(sums, model.trainable_variables))
-        sums = [tf.zeros_like(v) for v in model.trainable_variables]
+        sums = None
 ''',
     # BERT's optimization.create_optimizer after the one-line wrap: the clip
     # and the step counter still act on every micro-batch.
@@ -204,6 +196,11 @@ class Trainer(object):
             return tf.assign_add(global_step, 1)  # <- GAC107
 ''',
 }
+# The same loop, resetting the accumulators (the model's weights untouched).
+SNIPPETS["zeroed_weights_fixed"] = SNIPPETS["zeroed_weights"].replace(
+    "for w in model.trainable_variables:\n        w.assign(tf.zeros_like(w))  # <- GAC103",
+    "for a in accum:\n        a.assign(tf.zeros_like(a))")
+assert SNIPPETS["zeroed_weights_fixed"] != SNIPPETS["zeroed_weights"]
 
 
 def expected(source):

@@ -17,6 +17,11 @@ from gradacc_compat.core.checks import (check_nonfinite, check_reduction, check_
 __all__ = ["GradientAccumulator"]
 
 
+def _read_only(name, doc):
+    """A property that returns the attribute ``name``."""
+    return property(lambda self: getattr(self, name), doc=doc)
+
+
 class GradientAccumulator(tf.Module):
     """Accumulates micro-batch gradients and applies their exact mean.
 
@@ -136,45 +141,23 @@ class GradientAccumulator(tf.Module):
         return cls(**config)
 
     # ------------------------------------------------------------ properties
-    @property
-    def steps(self):
-        return self._steps
-
-    @property
-    def reduction(self):
-        return self._reduction
-
-    @property
-    def transform(self):
-        """The function run on the accumulated gradient before the apply,
-        or None (``clip_global_norm`` makes one)."""
-        return self._transform
-
-    @property
-    def nonfinite(self):
-        """What a cycle with an inf/NaN gradient does: "apply" (the big
-        batch's result), "skip" (dropped, counted in :attr:`skipped`) or
-        "raise" (the micro-step raises before any state changes)."""
-        return self._nonfinite
-
-    @property
-    def skipped(self):
-        """Cycles dropped for inf/NaN (``nonfinite="skip"``: an int64
-        variable; else None)."""
-        return self._skipped
-
-    @property
-    def micro_step(self):
-        """Micro-batches pending in this cycle (an int64 variable)."""
-        return self._micro_step
-
-    @property
-    def iterations(self):
-        """Cycles handed to the optimizer so far (an int64 variable): its
-        effective steps, except that a LossScaleOptimizer may still skip one
-        (its own ``iterations`` then lags); cycles dropped by
-        ``nonfinite="skip"`` are counted in :attr:`skipped`, not here."""
-        return self._iterations
+    steps = _read_only("_steps", "Micro-batches per applied update.")
+    reduction = _read_only("_reduction", '"mean" or "sum": what a cycle applies.')
+    transform = _read_only("_transform", """The function run on the accumulated
+        gradient before the apply, or None (``clip_global_norm`` makes one).""")
+    nonfinite = _read_only("_nonfinite", """What a cycle with an inf/NaN gradient
+        does: "apply" (the big batch's result), "skip" (dropped, counted in
+        :attr:`skipped`) or "raise" (the micro-step raises before any state
+        changes).""")
+    skipped = _read_only("_skipped", """Cycles dropped for inf/NaN
+        (``nonfinite="skip"``: an int64 variable; else None).""")
+    micro_step = _read_only("_micro_step", """Micro-batches pending in this cycle
+        (an int64 variable).""")
+    iterations = _read_only("_iterations", """Cycles handed to the optimizer so far
+        (an int64 variable): its effective steps, except that a
+        LossScaleOptimizer may still skip one (its own ``iterations`` then
+        lags); cycles dropped by ``nonfinite="skip"`` are counted in
+        :attr:`skipped`, not here.""")
 
     def pending_count(self):
         """This replica's pending micro-batch count (an int64 tensor; in a

@@ -20,11 +20,13 @@ def micro_step(x, y):
 @tf.function
 def apply_step():
     optimizer.apply_gradients(zip(sums, model.trainable_variables))
-    for s in sums:
-        s.assign(tf.zeros_like(s))
+    return [s.assign(s * 0.0) for s in sums]
 
 
-for step, (x, y) in enumerate(dataset):
+step = 0
+for x, y in dataset:
     micro_step(x, y)
-    if (step + 1) % ACCUM_STEPS == 0:
+    step += 1
+    if step == ACCUM_STEPS:
         apply_step()
+        step = 0

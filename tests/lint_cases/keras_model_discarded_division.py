@@ -10,8 +10,9 @@ class AccumulatingModel(tf.keras.Model):
         super(AccumulatingModel, self).__init__(*args, **kwargs)
         self.n_steps = tf.constant(n_steps, dtype=tf.int32)
         self.seen = tf.Variable(0, dtype=tf.int32, trainable=False)
-        self.sums = [tf.Variable(tf.zeros_like(v), trainable=False)
-                     for v in self.trainable_variables]
+        self.sums = []
+        for v in self.trainable_variables:
+            self.sums.append(tf.Variable(tf.zeros_like(v), trainable=False))
 
     def train_step(self, data):
         self.seen.assign_add(1)

@@ -5,27 +5,33 @@ import tensorflow as tf
 
 
 class AccumulatingModel(tf.keras.Model):
+    """Accumulates ``accum_steps`` micro-batches per optimizer step."""
+
     def __init__(self, accum_steps, *args, **kwargs):
         super(AccumulatingModel, self).__init__(*args, **kwargs)
-        self.accum_steps = tf.constant(accum_steps, dtype=tf.int32)
-        self.seen = tf.Variable(0, dtype=tf.int32, trainable=False)
-        self.sums = [tf.Variable(tf.zeros_like(v), trainable=False)
-                     for v in self.trainable_variables]
+        self.accum_steps = accum_steps
+        self.pending = None
+        self.count = None
+
+    def _make_sums(self):
+        self.count = tf.Variable(0, dtype=tf.int32, trainable=False)
+        self.pending = [tf.Variable(tf.zeros(v.shape, v.dtype), trainable=False)
+                        for v in self.trainable_variables]
 
     def train_step(self, data):
-        self.seen.assign_add(1)
+        if self.pending is None:
+            self._make_sums()
         x, y = data
         with tf.GradientTape() as tape:
-            loss = self.compiled_loss(y, self(x, training=True))
-            loss = loss / tf.cast(self.accum_steps, tf.float32)
-        grads = tape.gradient(loss, self.trainable_variables)
-        for s, g in zip(self.sums, grads):
-            s.assign_add(g)
-        tf.cond(tf.equal(self.seen, self.accum_steps), self.apply_sums, lambda: None)
-        return {"loss": loss}
+            scaled = self.compiled_loss(y, self(x, training=True)) / float(self.accum_steps)
+        for acc, grad in zip(self.pending, tape.gradient(scaled, self.trainable_variables)):
+            acc.assign_add(grad)
+        self.count.assign_add(1)
+        tf.cond(self.count >= self.accum_steps, lambda: self.flush_pending(), lambda: None)
+        return {"loss": scaled * float(self.accum_steps)}
 
-    def apply_sums(self):
-        self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))
-        self.seen.assign(0)
-        for s in self.sums:
-            s.assign(tf.zeros_like(s))
+    def flush_pending(self):
+        self.optimizer.apply_gradients(list(zip(self.pending, self.trainable_variables)))
+        self.count.assign(0)
+        for acc in self.pending:
+            acc.assign(acc * 0.0)
