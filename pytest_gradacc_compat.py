@@ -10,7 +10,10 @@ test asks for what it needs:
 * ``gac_runner`` -- ``gradacc_compat.tools.testing.Runner``: run a step eagerly, in
   ``tf.function`` or in a TF1 graph, with or without that strategy;
 * ``gac_assert_matches_big_batch`` -- ``gac.verify`` as an assertion;
-* ``gac_facts`` -- TF version, Keras flavour, modes ... to branch on.
+* ``gac_facts`` -- TF version, Keras flavour, modes ... to branch on;
+* ``gac_record`` / ``gac_replay`` -- ``gac.record`` into, and ``gac.replay``
+  (as an assertion) against, a golden run ``<gac_golden_dir>/NAME.npz``: the
+  oldest TF env of a tox matrix records, every newer one replays.
 
 TensorFlow splits the CPU into logical devices only before its runtime
 starts, so a suite that needs them (TF2) sets, in its pytest ini file,
@@ -26,6 +29,9 @@ import pytest
 def pytest_addoption(parser):
     parser.addini("gac_logical_cpus", "gradacc_compat: logical CPUs to make at start-up "
                   "(0: none; 2 for gac_strategy on TF2)", default="0")
+    parser.addini("gac_golden_dir", "gradacc_compat: where gac_record writes and gac_replay "
+                  "reads golden runs (relative to the rootdir; the environment variable "
+                  "GAC_GOLDEN_DIR wins)", default="golden")
     parser.addini("gac_tf1_eager", "gradacc_compat: enable TF 1.x eager execution at "
                   "start-up, with gac_logical_cpus CPUs", default="false")
 
@@ -85,3 +91,47 @@ def gac_runner():
 def gac_assert_matches_big_batch():
     from gradacc_compat.tools import verification
     return verification.assert_matches_big_batch
+
+
+def _golden_path(config, name):
+    import os
+    directory = os.environ.get("GAC_GOLDEN_DIR") or config.getini("gac_golden_dir") or "golden"
+    directory = os.path.join(str(config.rootdir), directory)
+    return os.path.join(directory, name if name.endswith(".npz") else name + ".npz")
+
+
+@pytest.fixture
+def gac_record(request):
+    """``gac_record(NAME, **spec)``: ``gac.record`` into the golden directory
+    (made if missing); returns the recorded trace."""
+    import os
+    from gradacc_compat.tools import migration
+
+    def record(name, **kwargs):
+        path = _golden_path(request.config, name)
+        if not os.path.isdir(os.path.dirname(path)):
+            os.makedirs(os.path.dirname(path))
+        return migration.record(path, **kwargs)
+    return record
+
+
+@pytest.fixture
+def gac_replay(request):
+    """``gac_replay(NAME, **spec)``: ``gac.replay`` against the golden run;
+    fails the test with the table when the two trainings part, or when no
+    golden run was recorded yet. Returns the comparison."""
+    import os
+    from gradacc_compat.tools import migration
+
+    def replay(name, **kwargs):
+        path = _golden_path(request.config, name)
+        if not os.path.exists(path):
+            pytest.fail("no golden run %s: record it first (gac_record(%r, ...) in the "
+                        "recording environment, e.g. the oldest TF of your tox matrix, which "
+                        "the replaying ones depend on)" % (path, name), pytrace=False)
+        comparison = migration.replay(path, print_fn=None, **kwargs)
+        if not comparison.passed:
+            pytest.fail("the training parts from the golden run %s:\n%s" % (path, comparison),
+                        pytrace=False)
+        return comparison
+    return replay

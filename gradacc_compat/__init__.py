@@ -19,7 +19,7 @@ from gradacc_compat import keras_classes as _keras_classes
 from gradacc_compat._version import __version__
 
 __all__ = ["__version__", "AccumulationWarning", "GradientAccumulator", "effective_batch_size",
-           "flush_at_epoch_end", "keras_custom_objects", "show_versions",
+           "flush_at_epoch_end", "keras_custom_objects", "record", "replay", "show_versions",
            "steps_for_effective_batch", "verify", "wrap"]
 
 #: name -> the module that defines it (a module itself when the names match).
@@ -30,6 +30,8 @@ _WHERE = {
     "steps_for_effective_batch": "gradacc_compat.core.batching",
     "show_versions": "gradacc_compat.tools.info",
     "verify": "gradacc_compat.tools.verification",
+    "record": "gradacc_compat.tools.migration",
+    "replay": "gradacc_compat.tools.migration",
     "wrap": "gradacc_compat.wrapping",
     "flush_at_epoch_end": "gradacc_compat.wrapping",
     "keras_custom_objects": "gradacc_compat.wrapping",

@@ -15,6 +15,10 @@ commands:
           compare its weights with the big batch's
   lint    [--suggest] PATH...  report hand-rolled accumulation mistakes in
           Python files (nothing is run); exit 1 when something is found
+  record  [SPEC] --out RUN  train a few steps and write them to RUN (one .npz)
+  replay  [SPEC] --against RUN  train the RUN's steps from its weights and
+          batches here (another TF) and show where the two part; exit 1 if
+          they do (see `record --help`)
 """
 
 
@@ -26,6 +30,12 @@ def main(argv=None):
     if argv and argv[0] == "verify":
         from gradacc_compat.tools import verify_cli
         return verify_cli.main(argv[1:])
+    if argv and argv[0] in ("record", "replay"):
+        from gradacc_compat.tools import migration_cli
+        if "--help" in argv or "-h" in argv:
+            sys.stdout.write(migration_cli.USAGE)
+            return 0
+        return migration_cli.main(argv[0], argv[1:])
     if argv == ["demo"]:
         from gradacc_compat.tools import demo
         return demo.main()

@@ -27,6 +27,7 @@ import contextlib
 
 from gradacc_compat import compat
 from gradacc_compat.compat import tf
+from gradacc_compat.core import optimizer_slots
 
 __all__ = ["accumulating_steps", "adapter_for", "FAMILIES", "overwritten_by_gradient",
            "synchronizes_replicas", "aggregated_by_sync_replicas"]
@@ -98,6 +99,15 @@ class _Family(object):
         ``save_own_variables`` and HDF5 saving read."""
         return getattr(optimizer, "_variables", None)
 
+    def slots(self, optimizer, variable):
+        """``{kind: slot variable}`` of ``variable``, kinds named alike in
+        every family (see ``optimizer_slots``)."""
+        return optimizer_slots.by_name(optimizer, variable, self.saved_state(optimizer) or [])
+
+    def hyperparameters(self, optimizer):
+        """Learning rate, betas, epsilon, momentum, nesterov, in Keras' names."""
+        return optimizer_slots.keras_hyperparameters(optimizer)
+
     def __repr__(self):
         return "<%s adapter>" % self.name
 
@@ -106,6 +116,12 @@ class _V1Train(_Family):
     """``tf.compat.v1.train.Optimizer`` (TF 1.14 -> 2.x, graph and eager)."""
     name = "v1-train"
     rows_as_dense = ("AdamOptimizer", "GradientDescentOptimizer")
+
+    def slots(self, optimizer, variable):
+        return optimizer_slots.by_slot_name(optimizer, variable)
+
+    def hyperparameters(self, optimizer):
+        return optimizer_slots.v1_hyperparameters(optimizer)
 
     def matches(self, optimizer):
         return isinstance(optimizer, tf.compat.v1.train.Optimizer)
@@ -168,6 +184,9 @@ class _OptimizerV2(_Family):
             _ = optimizer.iterations
             optimizer._create_hypers()
             optimizer._create_slots(variables)
+
+    def slots(self, optimizer, variable):
+        return optimizer_slots.by_slot_name(optimizer, variable)
 
     def raw_learning_rate(self, optimizer):
         # A LossScaleOptimizer has no hyperparameters of its own.

@@ -13,7 +13,7 @@ import numpy as np
 from gradacc_compat import compat
 from gradacc_compat.compat import tf
 
-__all__ = ["builtin", "check_batch", "load_spec", "optimizers"]
+__all__ = ["builtin", "check_batch", "load_spec", "optimizers", "Subject", "keras_loss"]
 
 
 def builtin(optimizer=None):
@@ -88,3 +88,51 @@ def optimizers(optimizer):
                         "tf.keras.optimizers.Adam(1e-3). Received %r." % (optimizer,))
     made = optimizer()
     return [(type(made).__name__, optimizer)]
+
+
+class Subject(object):
+    """The model under test: builds (or restores) it and gives its
+    trainable variables, every weight, and its mean loss ``fn(x, y)``."""
+
+    def __init__(self, model, loss, variables):
+        self.model, self.loss, self.variables = model, loss, variables
+        self.initial = None  # weights' values at the first build
+        self.last_model = None
+        if model is None and (loss is None or variables is None):
+            raise ValueError("verify needs `model` (a Keras model or a function returning "
+                             "one), or `loss=fn(x, y)` with `variables=[...]`. Received "
+                             "model=%r, loss=%r, variables=%r." % (model, loss, variables))
+        self.factory = model is not None and not hasattr(model, "trainable_variables")
+        if model is not None and not self.factory and not callable(model):
+            raise TypeError("`model` must be a Keras model or a function that returns one; "
+                            "received %r (type %s)." % (model, type(model).__name__))
+
+    @property
+    def rebuildable(self):
+        """Whether each row can build its own copy (strategies, TF1 graphs)."""
+        return self.factory
+
+    def build(self, example):
+        """``(trainable variables, every weight, loss_fn, model)``."""
+        if self.model is None:
+            variables = list(self.variables)
+            return variables, variables, self.loss, None
+        model = self.model() if self.factory else self.model
+        if not getattr(model, "built", True) or not model.weights:
+            model(tf.constant(example))
+        self.last_model = model
+        loss = keras_loss(self.loss)
+
+        def loss_fn(x, y):
+            return tf.reduce_mean(loss(y, model(x, training=True)))
+        return list(model.trainable_variables), list(model.weights), loss_fn, model
+
+
+def keras_loss(loss):
+    if callable(loss):
+        return loss
+    keras = compat.keras_module()
+    if keras is None:
+        raise ValueError("loss=%r names a Keras loss, but no Keras loads here; pass a "
+                         "function loss(y_true, y_pred)." % (loss,))
+    return keras.losses.get(loss or "mse")

@@ -128,8 +128,14 @@ class Runner(object):
         return self.strategy.num_replicas_in_sync if self.strategy else 1
 
     # -- running ---------------------------------------------------------
-    def compile(self, fn, *example_args):
-        """``fn(*tensors)`` run once per replica; returns f(*numpy arrays)."""
+    def compile(self, fn, *example_args, **options):
+        """``fn(*tensors)`` run once per replica; returns f(*numpy arrays).
+        ``outputs=True`` (no strategy): f returns fn's tensors as NumPy
+        values (fn returns tensors, not operations)."""
+        outputs = options.pop("outputs", False)
+        if options or (outputs and self.strategy is not None):
+            raise TypeError("compile(fn, *example_args, outputs=False): outputs=True runs "
+                            "without a strategy; received %r" % (options,))
         def in_replicas(*args):
             if self.strategy is None:
                 return fn(*args)
@@ -149,10 +155,12 @@ class Runner(object):
         if self.mode == "function":
             # Stateful ops run without being returned (automatic control
             # dependencies); returning an Operation is an error there.
-            call = tf.function(lambda *args: [in_replicas(*args), None][1])
+            call = tf.function(in_replicas if outputs else
+                               lambda *args: [in_replicas(*args), None][1])
 
         def run_eager(*arrays):
-            return call(*[tf.constant(a, _dtype(a)) for a in arrays])
+            out = call(*[tf.constant(a, _dtype(a)) for a in arrays])
+            return [np.asarray(t) for t in out] if outputs else out
         return run_eager
 
     def run(self, fn):

@@ -87,55 +87,6 @@ class Report(object):
         return "\n".join(lines)
 
 
-# --------------------------------------------------------------- subject
-class _Subject(object):
-    """The model under test: builds (or restores) it and gives its
-    trainable variables, every weight, and its mean loss ``fn(x, y)``."""
-
-    def __init__(self, model, loss, variables):
-        self.model, self.loss, self.variables = model, loss, variables
-        self.initial = None  # weights' values at the first build
-        self.last_model = None
-        if model is None and (loss is None or variables is None):
-            raise ValueError("verify needs `model` (a Keras model or a function returning "
-                             "one), or `loss=fn(x, y)` with `variables=[...]`. Received "
-                             "model=%r, loss=%r, variables=%r." % (model, loss, variables))
-        self.factory = model is not None and not hasattr(model, "trainable_variables")
-        if model is not None and not self.factory and not callable(model):
-            raise TypeError("`model` must be a Keras model or a function that returns one; "
-                            "received %r (type %s)." % (model, type(model).__name__))
-
-    @property
-    def rebuildable(self):
-        """Whether each row can build its own copy (strategies, TF1 graphs)."""
-        return self.factory
-
-    def build(self, example):
-        """``(trainable variables, every weight, loss_fn, model)``."""
-        if self.model is None:
-            variables = list(self.variables)
-            return variables, variables, self.loss, None
-        model = self.model() if self.factory else self.model
-        if not getattr(model, "built", True) or not model.weights:
-            model(tf.constant(example))
-        self.last_model = model
-        loss = _keras_loss(self.loss)
-
-        def loss_fn(x, y):
-            return tf.reduce_mean(loss(y, model(x, training=True)))
-        return list(model.trainable_variables), list(model.weights), loss_fn, model
-
-
-def _keras_loss(loss):
-    if callable(loss):
-        return loss
-    keras = compat.keras_module()
-    if keras is None:
-        raise ValueError("loss=%r names a Keras loss, but no Keras loads here; pass a "
-                         "function loss(y_true, y_pred)." % (loss,))
-    return keras.losses.get(loss or "mse")
-
-
 # ----------------------------------------------------------------- runs
 def _train(subject, make_optimizer, x, y, micro, effective_steps, mode, distributed):
     """Weights and optimizer state after ``effective_steps`` effective steps."""
@@ -217,7 +168,7 @@ def verify(model=None, optimizer=None, batch=None, steps=4, loss="mse", variable
     """
     if model is None and variables is None and batch is None:
         model, optimizer, batch, loss = spec.builtin(optimizer)
-    subject = _Subject(model, loss if (model is not None or callable(loss)) else None,
+    subject = spec.Subject(model, loss if (model is not None or callable(loss)) else None,
                        variables)
     x, y = spec.check_batch(batch, steps)
     optimizers = spec.optimizers(optimizer)
