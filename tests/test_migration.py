@@ -110,6 +110,9 @@ def test_a_schedule_counted_in_micro_steps_parts_at_the_second_step(tmpdir):
     comparison = _replay(path, model=_make_model, steps=4, optimizer=_schedule(4))
     assert not comparison.passed
     assert comparison.first["step"] == 2  # the first step uses the same rate
+    assert comparison.first["variable"] == comparison.rows[0]["variable"]  # the first one
+    assert "They part at effective step 2, variable %s." % comparison.first["variable"] \
+        in str(comparison)
     assert any("the schedule counts other steps" in c and "effective step 2" in c
                for c in comparison.causes), comparison.causes
     assert _replay(path, model=_make_model, steps=4, optimizer=_schedule(1)).passed
@@ -126,6 +129,8 @@ def test_a_summed_loss_parts_at_the_first_step_and_is_named(tmpdir):
     comparison = _replay(path, model=_make_model, steps=4, loss=summed,
                          optimizer=lambda: _keras().optimizers.SGD(0.01))
     assert not comparison.passed and comparison.first["step"] == 1
+    assert "They part at effective step 1, variable %s." % comparison.first["variable"] \
+        in str(comparison)
     assert any("the loss is summed here, averaged in the RUN" in c and "(8, a micro-batch here"
                in c for c in comparison.causes), comparison.causes
 
@@ -285,3 +290,58 @@ def test_the_readme_tox_template_records_in_its_oldest_env_and_replays_in_the_ot
         assert proc.returncode == 0, out
         assert "1 passed" in out, out
     assert project.join("golden").listdir()  # the recording env wrote the golden run
+
+
+def _quadratic():
+    rng = np.random.RandomState(7)
+    start = rng.normal(size=(4, 3)).astype("float32")
+    target = rng.normal(size=(4, 3)).astype("float32")
+    return start, (lambda w: tf.reduce_mean(tf.square(w * w - target)))
+
+
+def _momentum_weights(rates):
+    """The same weights trained by v1 MomentumOptimizer and Keras
+    SGD(momentum=), learning rate ``rates[k]`` at step k."""
+    start, loss = _quadratic()
+    out = []
+    for make in (lambda lr: tf.compat.v1.train.MomentumOptimizer(lr, 0.9),
+                 lambda lr: _keras().optimizers.SGD(rates[0], momentum=0.9)):
+        w = tf.Variable(start)
+        rate = tf.Variable(rates[0])
+        optimizer = make(rate)
+        for lr in rates:
+            rate.assign(lr)
+            if not isinstance(optimizer, tf.compat.v1.train.Optimizer):
+                optimizer.learning_rate = lr
+            with tf.GradientTape() as tape:
+                value = loss(w)
+            optimizer.apply_gradients([(tape.gradient(value, w), w)])
+        out.append(w.numpy())
+    return out
+
+
+def test_v1_and_keras_momentum_agree_at_a_constant_rate_and_part_when_it_changes():
+    """The convention docs/migration.md states, on this TF: v1 keeps the sum
+    of gradients, Keras the scaled step."""
+    if "eager" not in MODES:
+        pytest.skip("checked eagerly (TF2, TF 1.x eager)")
+    v1, keras = _momentum_weights([0.1, 0.1, 0.1])
+    assert np.max(np.abs(v1 - keras)) < 1e-6
+    v1, keras = _momentum_weights([0.1, 0.05, 0.025])
+    assert np.max(np.abs(v1 - keras)) > 1e-3
+
+
+def test_replay_names_the_momentum_conventions_and_skips_their_slots(tmpdir):
+    if "eager" not in MODES:
+        pytest.skip("loss + variables SPECs run eagerly")
+    path = str(tmpdir.join("run.npz"))
+    migration.record(path, batch=_data(), steps=1, effective_steps=3, mode="eager",
+                     optimizer=lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9),
+                     **_two_layer_variables(["a", "b", "c"], [0, 1, 2]))
+    comparison = _replay(path, steps=4, mode="eager",
+                         optimizer=lambda: _keras().optimizers.SGD(0.1, momentum=0.9),
+                         **_two_layer_variables(["a", "b", "c"], [0, 1, 2]))
+    assert comparison.passed, str(comparison)  # a constant rate: the weights agree
+    assert all(r["dslot"] is None for r in comparison.rows)
+    assert any("v1 MomentumOptimizer keeps the sum of gradients" in n
+               for n in comparison.notes), comparison.notes
