@@ -1,6 +1,6 @@
-"""Its Keras port, as SPECs for ``replay``: the same model and loss, Keras
-``Adam``, four micro-batches of 8 per effective step under
-``GradientAccumulator``.
+"""Its Keras port, as SPECs for ``replay``: the same model as a
+``Sequential``, the loss from ``tf.keras.losses``, Keras ``Adam``, four
+micro-batches of 8 per effective step under ``GradientAccumulator``.
 
 ``spec``: ``Adam(0.01)``, whose default epsilon is 1e-7 -- the two part.
 ``spec_fixed``: ``Adam(0.01, epsilon=1e-8)`` -- they agree.
@@ -15,13 +15,13 @@ LOSS_WEIGHT = 1e-6
 
 
 def make_model():
-    inputs = tf.keras.Input(shape=(6,))
-    hidden = tf.keras.layers.Dense(8, activation="tanh", name="hidden")(inputs)
-    return tf.keras.Model(inputs, tf.keras.layers.Dense(2, name="out")(hidden))
+    return tf.keras.Sequential([
+        tf.keras.layers.Dense(8, activation="tanh", name="hidden", input_shape=(6,)),
+        tf.keras.layers.Dense(2, name="out")])
 
 
 def weighted_mse(y_true, y_pred):
-    return LOSS_WEIGHT * tf.reduce_mean(tf.square(y_true - y_pred), axis=-1)
+    return LOSS_WEIGHT * tf.keras.losses.MSE(y_true, y_pred)
 
 
 def spec():
