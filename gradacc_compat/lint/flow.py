@@ -17,6 +17,11 @@ __all__ = ["Index"]
 
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 _APPLIES = ("apply_gradients", "_apply_gradients")
+#: A helper object's methods that add a micro-batch's gradients to it (and
+#: ``acc(grads)`` for an object whose name says accumulator), and the
+#: attributes that read its sums.
+_HELPER_ADDS = ("add_gradients", "accumulate", "accumulate_gradients", "add_grads")
+_HELPER_READS = ("gradients", "grads", "accumulated_gradients", "accum_grads")
 
 
 class Accumulate(object):
@@ -92,6 +97,8 @@ class Index(Scopes):
             owner = self.class_of(self.function_of(node) or node)
             return ("self", owner.name if owner is not None else None, name.split(".")[1])
         if "." in name:
+            if name.split(".")[-1] in _HELPER_READS and isinstance(node, ast.Attribute):
+                return self.key(node.value)  # a helper accumulator's sums
             return ("attr", name)
         alias = self._loop_alias(node)
         if alias is not None:
@@ -160,6 +167,14 @@ class Index(Scopes):
             target, value = None, None
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
                 target, value = node.target, node.value
+            elif isinstance(node, ast.Call) and len(node.args) == 1 and (
+                    (method(node) in _HELPER_ADDS and isinstance(node.func, ast.Attribute))
+                    or ("accum" in (dotted_name(node.func) or "").split(".")[-1].lower()
+                        and isinstance(node.func, (ast.Name, ast.Attribute))
+                        and not (dotted_name(node.func) or "").startswith("tf."))):
+                # acc.add_gradients(grads) / self.accumulator(grads): a helper
+                target = node.func.value if method(node) in _HELPER_ADDS else node.func
+                value = node.args[0]
             elif isinstance(node, ast.Call) and method(node) == "assign_add" and node.args:
                 if isinstance(node.func, ast.Attribute) and dotted_name(node.func) not in (
                         "tf.assign_add", "tf.compat.v1.assign_add"):

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import micro_steps
+from gradacc_compat.lint import flow, micro_steps
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, any_increment, counter_name,
                                        divides_by_n, increment, is_division, is_scaling, number)
@@ -17,6 +17,8 @@ from gradacc_compat.lint.micro_steps import label
 
 __all__ = ["check"]
 
+#: Calls that run a function handed to them, once per replica.
+_RUNS = ("run", "experimental_run_v2", "call_for_each_replica")
 _STRATEGY_WORDS = ("MirroredStrategy", "TPUStrategy", "MultiWorkerMirroredStrategy",
                    "experimental_run_v2", "call_for_each_replica", "train_distribute",
                    "CollectiveAllReduceStrategy")
@@ -116,8 +118,8 @@ class _Checks(object):
                     and "loss" in (dotted_name(node.target) or "").lower():
                 return True
             if isinstance(node, ast.Call) and method(node) in GRADIENT_CALLS and node.args \
-                    and scaled(node.args[0]):
-                return True
+                    and any(scaled(e) for e in index.sources(node.args[0], node)[1]):
+                return True  # (the loss under any name: what the gradient call reads)
             if isinstance(node, ast.Call) and method(node) == "compute_average_loss":
                 for kw in node.keywords:
                     if kw.arg == "global_batch_size" and any(
@@ -137,19 +139,61 @@ class _Checks(object):
             together = [a for a in adds if a.function is apply.function and (
                 (loop is None and index.loop_of(a.node) is None)
                 or (loop is not None and any(up is loop for up in index.ancestors(a.node))))]
+            together = together or [a for a in adds if self._called_before(apply, a)]
             if together:
                 self.report(apply.node, "GAC102", label(together[0]))
             return
         for kind, test in guards:
             why = self._irregular(test, apply)
             if why:
-                self.report(apply.node, "GAC109", why)
+                sites = [] if index.function_of(test) is apply.function else \
+                    self._guarded_calls(apply)
+                for call, reason in sites or [(apply.node, why)]:
+                    self.report(call, "GAC109", reason)
                 break
         conds = [test for kind, test in guards if kind == "cond"]
         if conds and self.distributed:
             call = index.parents.get(conds[0])
             self.report(call if isinstance(call, ast.Call) else apply.node, "GAC111",
                         dotted_name(apply.node.func) or "apply_gradients")
+
+    def _called_before(self, apply, add):
+        """The function that applies calls the one that accumulates (``add``)
+        before the apply, once per call: unguarded and, unless the apply
+        is in the same loop, outside a loop (a Keras ``train_step`` that
+        accumulates through a helper method, then applies)."""
+        index = self.index
+        if add.function is None or add.function is apply.function:
+            return False
+        loop = index.loop_of(apply.node)
+        for call in index.callers(add.function):
+            if index.function_of(call) is not apply.function \
+                    or call.lineno >= apply.node.lineno or index.locally_guarded(call):
+                continue
+            around = index.loop_of(call)
+            if around is None or around is loop:
+                return True
+        return False
+
+    def _guarded_calls(self, apply):
+        """``[(call, why)]``: the calls of the function that holds ``apply``
+        (direct, or handed to ``strategy.run``) whose own conditions apply
+        at irregular points: each is a place to fix."""
+        index = self.index
+        function = apply.function
+        name = getattr(function, "name", None)
+        calls = list(index.callers(function)) + [
+            n for n in index.calls if name and n.args and isinstance(n.args[0], ast.Name)
+            and n.args[0].id == name and method(n) in _RUNS]
+        found = []
+        for call in calls:
+            here = flow.Apply(call, index.function_of(call), apply.keys, apply.chain)
+            for kind, test in index.guards(call):
+                why = self._irregular(test, here)
+                if why:
+                    found.append((call, why))
+                    break
+        return found
 
     def _dropped_cycle(self, apply, keys, adds, reported):
         """GAC110: local sums applied only inside the loop that fills them,

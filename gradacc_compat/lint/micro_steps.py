@@ -132,9 +132,23 @@ def _counters(index, scope):
     found = []
     for node in index.statements_of(scope):
         counter = increment(node)
-        if counter and counter not in own and not index.guards(node):
+        if counter and counter not in own and not index.guards(node) \
+                and not _counted_down(index, counter):
             found.append((node, counter))
     return found
+
+
+def _counted_down(index, counter):
+    """Whether the file reads ``counter // N`` (``floordiv``): it counts
+    micro-steps on purpose and derives the effective step from them (a
+    Keras ``AdamAccumulate``'s bias correction)."""
+    def down(node):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            return dotted_name(node.left) == counter
+        return isinstance(node, ast.Call) and method(node) == "floordiv" and bool(node.args) \
+            and dotted_name(node.args[0]) == counter
+    return index.memo(("counted down", counter),
+                      lambda: any(down(n) for n in ast.walk(index.tree)))
 
 
 def _aggregated(index, report, add, reported):

@@ -1,7 +1,8 @@
 # Modelled on a TF2 + Horovod pretraining script that decides in Python when
 # to apply and passes the decision into a tf.function: the counter starts at
-# 0, so `local_step % N == 0` applies after the first micro-batch. lint does
-# not follow a condition across a call's keyword arguments yet: a miss.
+# 0, so `local_step % N == 0` applies after the first micro-batch (lint does
+# not follow a condition across a call's keyword arguments yet: a miss), and
+# the helper's sum of unscaled losses' gradients is applied undivided.
 import tensorflow as tf
 
 
@@ -12,7 +13,7 @@ def train_one_step(model, optimizer, features, accumulator, take_step):
     grads = tape.gradient(loss, model.trainable_variables)
     accumulator(grads)
     if take_step:
-        optimizer.apply_gradients(zip(accumulator.gradients, model.trainable_variables))
+        optimizer.apply_gradients(zip(accumulator.gradients, model.trainable_variables))  # <- GAC101
         accumulator.reset()
     return loss
 
