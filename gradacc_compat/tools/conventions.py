@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 from gradacc_compat.core import audit
 
-__all__ = ["explain"]
+__all__ = ["explain", "same_name"]
 
 #: v1 AdamOptimizer's and Keras Adam's default epsilon.
 _EPSILONS = {1e-8: "v1 AdamOptimizer's default", 1e-7: "Keras Adam's default"}
@@ -20,7 +20,7 @@ def explain(run, here, first):
     found.extend(_optimizer(run["optimizer"], here["optimizer"]))
     found.extend(_learning_rates(run, here))
     found.extend(_loss_scale(run, here))
-    if first is not None and first["variable"] != first["here"]:
+    if first is not None and not same_name(first["variable"], first["here"]):
         old, new = first["variable"], first["here"]
         found.append((True, "variables were paired by order: the RUN's %r with %r here. If "
                             "the port created its variables in another order (same shapes), "
@@ -32,6 +32,12 @@ def explain(run, here, first):
     causes = [text for cause, text in found if cause] if first is not None else []
     notes = [text for cause, text in found if not cause or first is None]
     return causes, notes
+
+
+def same_name(a, b):
+    """One variable's name in both: equal, or one is the other under a
+    model's scope (``hidden/kernel``, Keras 3's ``sequential/hidden/kernel``)."""
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
 def _optimizer(run, here):

@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from gradacc_compat.core import audit, optimizer_slots
-from gradacc_compat.tools.conventions import explain
+from gradacc_compat.tools.conventions import explain, same_name
 
 __all__ = ["Comparison", "match", "compare", "batch_dependent", "MatchError"]
 
@@ -150,7 +150,7 @@ def compare(recorded, here, tolerance):
                 env_here["mode"], here.meta["steps"], "" if here.meta["steps"] == 1 else "es",
                 recorded.effective_steps))
     pairs = [(v["name"], names[order[i]]) for i, v in enumerate(recorded.meta["variables"])
-             if v["name"] != names[order[i]]]
+             if not same_name(v["name"], names[order[i]])]
     if pairs:
         notes.insert(0, "variables paired by %s under other names: %s" % (
             "--map" if order != sorted(order) else "order and shape",
