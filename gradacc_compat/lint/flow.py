@@ -16,7 +16,7 @@ from gradacc_compat.lint.scopes import LOOPS, Scopes
 __all__ = ["Index"]
 
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
-_APPLIES = ("apply_gradients", "_apply_gradients")
+_APPLIES = ("apply_gradients", "_apply_gradients", "_resource_apply_dense", "_apply_dense")
 #: A helper object's methods that add a micro-batch's gradients to it (and
 #: ``acc(grads)`` for an object whose name says accumulator), and the
 #: attributes that read its sums.
@@ -86,9 +86,10 @@ class Index(Scopes):
         ``acc[i]``, ``self.acc``, ``self.acc[i]``), or None."""
         while isinstance(node, ast.Subscript):
             node = node.value
-        if isinstance(node, ast.Call) and method(node) in ("values", "items", "keys") \
+        if isinstance(node, ast.Call) and method(node) in ("values", "items", "keys",
+                                                           "read_value", "value") \
                 and isinstance(node.func, ast.Attribute):
-            node = node.func.value
+            node = node.func.value  # (a dict's, or a variable's value)
         name = dotted_name(node)
         if not name:
             return None
@@ -97,8 +98,9 @@ class Index(Scopes):
             owner = self.class_of(self.function_of(node) or node)
             return ("self", owner.name if owner is not None else None, name.split(".")[1])
         if "." in name:
-            if name.split(".")[-1] in _HELPER_READS and isinstance(node, ast.Attribute):
-                return self.key(node.value)  # a helper accumulator's sums
+            if name.split(".")[-1] in _HELPER_READS + ("read_value",) \
+                    and isinstance(node, ast.Attribute):
+                return self.key(node.value)  # a helper's sums; a variable's value
             return ("attr", name)
         alias = self._loop_alias(node)
         if alias is not None:

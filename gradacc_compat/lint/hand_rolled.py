@@ -62,7 +62,8 @@ class _Checks(object):
         index = self.index
         at_apply = any(is_division(e) for e in apply.chain)
         at_add = any(index.memo(("divides", id(a)), lambda a=a: any(
-            is_division(e) for e in index.sources(a.value, a.node)[1])) for a in adds)
+            is_division(e) for e in index.sources(a.value, a.node)[1])
+            or self._divided_before(a)) for a in adds)
         in_place = self._normalized_in_place(keys)
         loss = any(self._loss_scaled(a) for a in adds)
         name = label(adds[0])
@@ -72,6 +73,14 @@ class _Checks(object):
                 any(divides_by_n(e) for e in apply.chain) or self._normalized_in_place(
                     keys, by_n=True)):
             self.report(apply.node, "GAC108", name)
+
+    def _divided_before(self, add):
+        """``grad /= N`` on the name ``add`` adds, earlier in its function."""
+        names = set(n.id for n in ast.walk(add.value) if isinstance(n, ast.Name))
+        return any(isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Div)
+                   and isinstance(n.target, ast.Name) and n.target.id in names
+                   and n.lineno < add.node.lineno
+                   for n in self.index.statements_of(add.function))
 
     def _normalized_in_place(self, keys, by_n=False):
         return self.index.memo(("in place", frozenset(keys), by_n),

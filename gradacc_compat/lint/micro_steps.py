@@ -28,6 +28,7 @@ def check_module(index, report):
     """The checks that look at the whole module once."""
     _raw_applies(index, report)
     _own_iterations(index, report)
+    _aliased_iterations(index, report)
     _running_means(index, report)
 
 
@@ -78,6 +79,23 @@ def _own_iterations(index, report):
                                                 right=node.right)):
                 report(node, "GAC107", "self.iterations",
                             "the parent optimizer's update, which this class runs")
+
+
+def _aliased_iterations(index, report):
+    """GAC107: an accumulating optimizer wrapper that hands the optimizer it
+    wraps its own counter (``inner._iterations = self.iterations``): the
+    wrapper's ``apply_gradients`` runs, and advances it, every micro-step,
+    so the inner optimizer's schedules and bias correction count them."""
+    for cls in ast.walk(index.tree):
+        if not isinstance(cls, ast.ClassDef) or not any(
+                any(up is cls for up in index.ancestors(a.node)) for a in index.accumulates):
+            continue
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign) and dotted_name(node.value) == "self.iterations" \
+                    and any((dotted_name(t) or "").endswith("._iterations")
+                            and dotted_name(t) != "self._iterations" for t in node.targets):
+                report(node, "GAC107", dotted_name(node.targets[0]),
+                       "the wrapper's apply_gradients, which runs every micro-step")
 
 
 def _running_means(index, report):
