@@ -12,8 +12,10 @@ import ast
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 from gradacc_compat.lint.exprs import CONDS
 
-__all__ = ["Scopes", "LOOPS"]
+__all__ = ["Scopes", "LOOPS", "RUNS"]
 
+#: Calls that run a function handed to them, once per replica.
+RUNS = ("run", "experimental_run_v2", "call_for_each_replica")
 LOOPS = (ast.For, ast.While) + tuple(t for t in (getattr(ast, "AsyncFor", None),) if t)
 
 
@@ -123,6 +125,14 @@ class Scopes(object):
         return [n for n in self.calls if dotted_name(n.func) == "self." + name
                 and any(up is owner for up in self.ancestors(n))]
 
+    def handed_to(self, function):
+        """Calls that run ``function`` handed to them (``strategy.run(fn)``,
+        ``experimental_run_v2``, ``call_for_each_replica``)."""
+        name = getattr(function, "name", None)
+        return self.memo(("handed", id(function)), lambda: [
+            n for n in self.calls if name and n.args and method(n) in RUNS
+            and (dotted_name(n.args[0]) or "").split(".")[-1] == name])
+
     def exclusive(self, a, b):
         """Whether ``b`` sits in the other branch of an ``if`` above ``a``."""
         child = a
@@ -154,7 +164,7 @@ class Scopes(object):
                     found.append(("cond", cond.args[0] if cond.args else cond))
                     found += self.guards(cond, seen)
                     return found
-                callers = self.callers(up)
+                callers = self.callers(up) + self.handed_to(up)
                 for call in callers[:3]:
                     outer = self.guards(call, seen)
                     if outer:

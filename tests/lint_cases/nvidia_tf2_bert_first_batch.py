@@ -23,14 +23,14 @@ def make_loops(model, optimizer, loss_fn, strategy, helper_accumulator):
     def train_steps(iterator, steps, n):
         for i in tf.range(steps * n):
             forward(next(iterator))
-            if i == 0 or (i + 1) % n == 0:
-                apply_step(n)  # <- GAC109
+            if i == 0 or (i + 1) % n == 0:  # <- GAC109
+                apply_step(n)
 
     @tf.function
     def train_steps_replicated(iterator, steps, n):
         for i in tf.range(steps * n):
             strategy.run(forward, args=(next(iterator),))
-            if i == 0 or (i + 1) % n == 0:
-                strategy.run(apply_step, args=(n,))  # <- GAC109
+            if i == 0 or (i + 1) % n == 0:  # <- GAC109
+                strategy.run(apply_step, args=(n,))
 
     return train_steps, train_steps_replicated

@@ -1,0 +1,223 @@
+"""``lint``'s GAC109: a condition that applies at irregular points -- an
+extra apply at the first micro-batch (``i == 0 or ...``, ``step % N == 0``
+with ``step`` from 0), cycles of N - 1 or N + 1 (a counter started at 1 and
+advanced before the test, or at 0 and after it) -- found on the file's
+dataflow (``flow.Index``), at the apply or at each call that decides it.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint import flow
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.exprs import any_increment, counter_name, increment, number
+
+__all__ = ["Irregular"]
+
+
+class Irregular(object):
+    """Why a guard of an apply lets a cycle be shorter or longer than N."""
+
+    def __init__(self, index):
+        self.index = index
+
+    def sites(self, apply):
+        """``[(node, why)]``: where the calls that lead to ``apply`` are
+        decided at irregular points -- each condition's statement, through
+        the calls of the function that applies (direct, or handed to
+        ``strategy.run``) and of the functions that call it (three hops):
+        each is a place to fix (one closure called from four loops: four)."""
+        index = self.index
+        found, seen, todo = [], set(), [(apply.function, 0)]
+        while todo:
+            function, hops = todo.pop(0)
+            if function is None or id(function) in seen or hops > 2:
+                continue
+            seen.add(id(function))
+            for call in self._calls_of(function):
+                here = flow.Apply(call, index.function_of(call), apply.keys, apply.chain)
+                tests = self._local_tests(call)
+                for test in tests:
+                    why = self.why(test, here)
+                    if why:
+                        statement = index.parents.get(test)
+                        found.append((statement if isinstance(statement, ast.stmt) else call,
+                                      why))
+                        break
+                if not tests:
+                    todo.append((index.function_of(call), hops + 1))
+        return found
+
+    def _calls_of(self, function):
+        return list(self.index.callers(function)) + self.index.handed_to(function)
+
+    def _local_tests(self, node):
+        """The ``if``/``while`` tests around ``node`` in its own function."""
+        tests, child = [], node
+        for up in self.index.ancestors(node):
+            if isinstance(up, FUNCTIONS):
+                break
+            if isinstance(up, (ast.If, ast.IfExp, ast.While)) and child is not up.test:
+                tests.append(up.test)
+            child = up
+        return tests
+
+    def why(self, test, apply):
+        """Why ``test`` lets the first cycle be shorter or longer than N."""
+        for node in ast.walk(test):
+            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+                for value in node.values:
+                    if isinstance(value, ast.Compare) and len(value.ops) == 1 \
+                            and isinstance(value.ops[0], ast.Eq) \
+                            and isinstance(value.left, (ast.Name, ast.Attribute)) \
+                            and number(value.comparators[0]) == 0:
+                        return "`%s == 0` also applies on the first micro-batch" % (
+                            dotted_name(value.left) or "the counter")
+            modulo = self._modulo_of(node)
+            if modulo is None:
+                continue
+            counter = modulo.left
+            if isinstance(counter, ast.BinOp) and isinstance(counter.op, ast.Add):
+                continue  # (step + 1) % N
+            name = counter_name(counter)
+            if name and self._starts_at_zero(name, test):
+                return "`%s %% N == 0` is true at step 0, before any cycle is full" % name
+            origin = self._zero_based_index(counter, apply)
+            if origin:
+                return origin
+        return self._off_by_one(test)
+
+    def _off_by_one(self, test):
+        """``count == N`` where the count starts at 1 and is advanced before
+        the test (cycles of N - 1), or starts at 0 and is advanced after it
+        (N + 1)."""
+        index = self.index
+        for node in ast.walk(test):
+            if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+                    and isinstance(node.ops[0], ast.Eq):
+                counter, other = node.left, node.comparators[0]
+            elif isinstance(node, ast.Call) and method(node) == "equal" and len(node.args) == 2:
+                counter, other = node.args
+            else:
+                continue
+            name = dotted_name(counter)
+            if not name or number(other) is not None:
+                continue
+            start = self._initial(name)
+            function = index.function_of(test)
+            moves = [n for n in index.statements_of(function) if any_increment(n) == name]
+            if start not in (0, 1) or not moves:
+                continue
+            before = any(n.lineno < test.lineno for n in moves)
+            if (start == 1) == before:
+                return "`%s` starts at %d and is advanced %s the test: cycles of N %s 1" % (
+                    name, start, "before" if before else "after", "-" if before else "+")
+        return None
+
+    def _initial(self, name):
+        for node in self.index.assigns:
+            if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets):
+                value = node.value
+                if isinstance(value, ast.Call) and value.args:
+                    value = value.args[0]
+                return number(value)
+        return None
+
+    def _starts_at_zero(self, name, test):
+        return self.index.memo(("zero", name, id(test)), lambda: self._from_zero(name, test))
+
+    def _from_zero(self, name, test):
+        """Whether the counter ``name`` reads 0 when ``test`` first runs: made
+        as 0 (or by TF: ``get_or_create_global_step``, ``iterations``) and not
+        advanced before ``test`` in the same function."""
+        index = self.index
+        for node in index.assigns:
+            if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets) \
+                    and isinstance(node.value, ast.Call):
+                values = list(node.value.args[:1]) + [k.value for k in node.value.keywords
+                                                      if k.arg in ("initial_value", "initializer")]
+                numbers = [number(v) for v in values if number(v) is not None]
+                if numbers and numbers[0] != 0:
+                    return False
+        function = index.function_of(test)
+        for node in index.statements_of(function):
+            if increment(node) == name and node.lineno < test.lineno:
+                return False
+        return True
+
+    def _modulo_of(self, node):
+        """``X % N`` (or ``tf.math.mod(X, N)``) compared with 0, else None."""
+        compared = None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq) \
+                and number(node.comparators[0]) == 0:
+            compared = node.left
+        elif isinstance(node, ast.Call) and method(node) == "equal" and len(node.args) == 2 \
+                and number(node.args[1]) == 0:
+            compared = node.args[0]
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            compared = node.operand
+        if isinstance(compared, ast.BinOp) and isinstance(compared.op, ast.Mod):
+            return compared
+        if isinstance(compared, ast.Call) and method(compared) in ("mod", "floormod") \
+                and len(compared.args) == 2:
+            return ast.BinOp(left=compared.args[0], op=ast.Mod(), right=compared.args[1])
+        return None
+
+    def _zero_based_index(self, counter, apply):
+        """``i`` from ``enumerate(...)``/``range(n)`` (0 first), tested
+        before the micro-batch it counts is done."""
+        if not isinstance(counter, ast.Name):
+            return None
+        for up in self.index.ancestors(apply.node):
+            if isinstance(up, ast.For):
+                source = up.iter
+                names = set(n.id for n in ast.walk(up.target) if isinstance(n, ast.Name))
+                if counter.id not in names or not isinstance(source, ast.Call):
+                    continue
+                starts = method(source) == "enumerate" and len(source.args) == 1 and not any(
+                    k.arg == "start" for k in source.keywords)
+                starts = starts or (method(source) in ("range", "xrange")
+                                    and len(source.args) == 1)
+                if starts and not self._applies_first(counter, apply, up):
+                    return ("`%s %% N == 0` with `%s` counting from 0: the first cycle is "
+                            "%s" % (counter.id, counter.id, "one micro-batch"))
+            if isinstance(up, FUNCTIONS):
+                break
+        return self._counted_after(counter, apply)
+
+    def _applies_first(self, counter, apply, loop):
+        """The apply comes before the loop's accumulation, skipped at the
+        first micro-batch (``if i > 0``): it applies the previous N."""
+        index = self.index
+        adds = [a for a in index.accumulates if a.key in apply.keys
+                and any(up is loop for up in index.ancestors(a.node))]
+        if not adds or any(a.node.lineno < apply.node.lineno for a in adds):
+            return False
+        for kind, test in index.guards(apply.node):
+            for node in ast.walk(test):
+                if isinstance(node, ast.Compare) and dotted_name(node.left) == counter.id \
+                        and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Gt, ast.NotEq)) \
+                        and number(node.comparators[0]) == 0:
+                    return True
+        return False
+
+    def _counted_after(self, counter, apply):
+        """A Python counter made 0 and advanced after the ``% N`` test in the
+        loop around the apply: the test sees 0 on the first micro-batch."""
+        index = self.index
+        loop = index.loop_of(apply.node)
+        if loop is None:
+            return None
+        assigned = index.assignments(index.binder(counter.id, apply.node))
+        starts = [number(value) for value, node in assigned.get(counter.id, ())
+                  if not any(up is loop for up in index.ancestors(node))]
+        if starts != [0]:
+            return None
+        moves = [n for n in index.statements_of(index.function_of(apply.node))
+                 if any_increment(n) == counter.id and any(up is loop for up in index.ancestors(n))]
+        if moves and all(n.lineno > apply.node.lineno for n in moves):
+            return ("`%s %% N == 0` with `%s` made 0 and advanced after the test: the first "
+                    "cycle is one micro-batch" % (counter.id, counter.id))
+        return None
