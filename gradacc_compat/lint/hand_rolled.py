@@ -151,7 +151,10 @@ class _Checks(object):
                 self.report(apply.node, "GAC102", label(together[0]))
             return
         for kind, test in guards:
-            why = self.irregular.why(test, apply)
+            passed = self.irregular.passed(test, apply)
+            for node, reason in passed:
+                self.report(node, "GAC109", reason)
+            why = not passed and self.irregular.why(test, apply)
             if why:
                 sites = [] if index.function_of(test) is apply.function else \
                     self.irregular.sites(apply)

@@ -50,6 +50,31 @@ class Irregular(object):
                     todo.append((index.function_of(call), hops + 1))
         return found
 
+    def passed(self, test, apply):
+        """``[(node, why)]`` where ``test`` reads a parameter of the function
+        that applies (``if first_step or take_step:``) and a call of it
+        passes a condition that applies at irregular points
+        (``take_step=local_step % N == 0``)."""
+        index = self.index
+        function = index.function_of(test)
+        if function is None or isinstance(function, ast.Lambda):
+            return []
+        params = [getattr(a, "arg", None) or getattr(a, "id", None) for a in function.args.args]
+        read = [n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in params]
+        found = []
+        for name in read:
+            position = params.index(name) - (1 if params[0] == "self" else 0)
+            for call in index.callers(function):
+                values = [k.value for k in call.keywords if k.arg == name]
+                if not values and 0 <= position < len(call.args):
+                    values = [call.args[position]]
+                here = flow.Apply(call, index.function_of(call), apply.keys, apply.chain)
+                for value in values:
+                    why = self.why(value, here)
+                    if why:
+                        found.append((value, why))
+        return found
+
     def _calls_of(self, function):
         return list(self.index.callers(function)) + self.index.handed_to(function)
 

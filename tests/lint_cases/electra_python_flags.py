@@ -1,8 +1,8 @@
 # Modelled on a TF2 + Horovod pretraining script that decides in Python when
 # to apply and passes the decision into a tf.function: the counter starts at
-# 0, so `local_step % N == 0` applies after the first micro-batch (lint does
-# not follow a condition across a call's keyword arguments yet: a miss), and
-# the helper's sum of unscaled losses' gradients is applied undivided.
+# 0, so `local_step % N == 0` applies after the first micro-batch (lint
+# follows the decision through the call's keyword argument), and the
+# helper's sum of unscaled losses' gradients is applied undivided.
 import tensorflow as tf
 
 
