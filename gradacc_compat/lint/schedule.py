@@ -201,16 +201,31 @@ class Irregular(object):
                 names = set(n.id for n in ast.walk(up.target) if isinstance(n, ast.Name))
                 if counter.id not in names or not isinstance(source, ast.Call):
                     continue
+                if method(source) in ("tqdm", "iter") and len(source.args) == 1 \
+                        and isinstance(source.args[0], ast.Call):
+                    source = source.args[0]  # tqdm(enumerate(...)): a progress bar
                 starts = method(source) == "enumerate" and len(source.args) == 1 and not any(
                     k.arg == "start" for k in source.keywords)
                 starts = starts or (method(source) in ("range", "xrange")
                                     and len(source.args) == 1)
                 if starts and not self._applies_first(counter, apply, up):
+                    first = "N + 1 micro-batches" if self._skips_zero(counter, apply) \
+                        else "one micro-batch"
                     return ("`%s %% N == 0` with `%s` counting from 0: the first cycle is "
-                            "%s" % (counter.id, counter.id, "one micro-batch"))
+                            "%s" % (counter.id, counter.id, first))
             if isinstance(up, FUNCTIONS):
                 break
         return self._counted_after(counter, apply)
+
+    def _skips_zero(self, counter, apply):
+        """A guard ``counter > 0`` (or ``!= 0``) beside the ``% N`` test."""
+        for kind, test in self.index.guards(apply.node):
+            for node in ast.walk(test):
+                if isinstance(node, ast.Compare) and dotted_name(node.left) == counter.id \
+                        and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Gt, ast.NotEq)) \
+                        and number(node.comparators[0]) == 0:
+                    return True
+        return False
 
     def _applies_first(self, counter, apply, loop):
         """The apply comes before the loop's accumulation, skipped at the
