@@ -67,10 +67,35 @@ def _python_numbers(tree):
     return found
 
 
+def _traced_functions(tree):
+    """The traced functions (see ``_traced``) and the methods they call as
+    ``self.name(...)``, in their class (a ``train_step`` that hands the
+    batch to ``self.acc_train_step``), to a fixed point."""
+    traced = set(id(f) for f in ast.walk(tree) if isinstance(f, FUNCTIONS) and _traced(f))
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        methods = dict((f.name, f) for f in cls.body if isinstance(f, FUNCTIONS[:-1]))
+        grown = True
+        while grown:
+            grown = False
+            for f in list(methods.values()):
+                if id(f) not in traced:
+                    continue
+                for call in walk(f, FUNCTIONS):
+                    name = dotted_name(call.func) if isinstance(call, ast.Call) else None
+                    callee = methods.get(name[5:]) if name and name.startswith("self.") else None
+                    if callee is not None and id(callee) not in traced:
+                        traced.add(id(callee))
+                        grown = True
+    return traced
+
+
 def _stale_state(tree, report):
     numbers = _python_numbers(tree)
+    traced = _traced_functions(tree)
     for function in ast.walk(tree):
-        if not isinstance(function, FUNCTIONS) or not _traced(function):
+        if not isinstance(function, FUNCTIONS) or id(function) not in traced:
             continue
         declared = set()
         for node in walk(function, FUNCTIONS[:-1]):
