@@ -345,3 +345,20 @@ def test_replay_names_the_momentum_conventions_and_skips_their_slots(tmpdir):
     assert all(r["dslot"] is None for r in comparison.rows)
     assert any("v1 MomentumOptimizer keeps the sum of gradients" in n
                for n in comparison.notes), comparison.notes
+
+
+@pytest.mark.parametrize("mode", MODES[:1])
+def test_v1_and_keras_losses_agree_without_weights_and_part_with_zero_weights(mode):
+    """The loss convention docs/migration.md states, on this TF:
+    tf.compat.v1.losses reduce by the count of non-zero weights, Keras
+    losses by the batch size."""
+    rng = np.random.RandomState(2)
+    y, p = rng.normal(size=(4, 2)).astype("float32"), rng.normal(size=(4, 2)).astype("float32")
+    weights = np.array([[1.0], [0.0], [1.0], [1.0]], "float32")
+    keras_mse = _keras().losses.MeanSquaredError()
+    with testing.Runner(mode) as run:
+        plain = run.values([tf.compat.v1.losses.mean_squared_error(y, p), keras_mse(y, p)])
+        weighted = run.values([tf.compat.v1.losses.mean_squared_error(y, p, weights=weights),
+                               keras_mse(y, p, sample_weight=weights)])
+    assert abs(float(plain[0]) - float(plain[1])) < 1e-6
+    assert abs(float(weighted[0]) / float(weighted[1]) - 4.0 / 3.0) < 1e-5

@@ -131,4 +131,6 @@ def _loss_scale(run, here):
                                "GradientAccumulator(reduction='sum') when the big batch sums"
                          % (ratio, size, what, way, size))]
     return [(True, "loss: %.6g times the RUN's at the same weights and examples: the two "
-                   "compute a different loss (function, reduction or regularization)" % ratio)]
+                   "compute a different loss (function, reduction or regularization; with "
+                   "sample weights, tf.compat.v1.losses divide by the count of non-zero "
+                   "weights, Keras losses by the batch size)" % ratio)]

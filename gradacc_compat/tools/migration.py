@@ -14,6 +14,7 @@ versions of the matrix: the RUN file is all they share.
 """
 from __future__ import absolute_import, division, print_function
 
+import os
 import platform
 
 import numpy as np
@@ -179,9 +180,14 @@ def _in_function():
 
 
 def environment(mode):
+    """Where the run ran. Seeds do not decide it (the initial weights and
+    the batches are recorded); the ones set are kept for the record."""
+    graph_seed = getattr(tf.compat.v1.get_default_graph(), "seed", None)
     return {"python": platform.python_version(), "tensorflow": compat.TF_VERSION_STRING,
             "keras": compat.KERAS_FLAVOUR, "mode": mode, "strategy": "default",
-            "numpy": np.__version__}
+            "numpy": np.__version__,
+            "seeds": {"tf_graph": graph_seed,
+                      "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED")}}
 
 
 def record(out, model=None, optimizer=None, batch=None, steps=1, loss=None, variables=None,
