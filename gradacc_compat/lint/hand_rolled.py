@@ -62,7 +62,7 @@ class _Checks(object):
         at_add = any(index.memo(("divides", id(a)), lambda a=a: any(
             is_division(e) for e in index.sources(a.value, a.node)[1])
             or self._divided_before(a)) for a in adds)
-        in_place = self._normalized_in_place(keys)
+        in_place = self._normalized_in_place(keys | apply.keys)
         loss = any(self._loss_scaled(a) for a in adds)
         name = label(adds[0])
         if not (at_apply or at_add or in_place or loss):
@@ -143,9 +143,10 @@ class _Checks(object):
             if not self._runs_now(apply):
                 return  # a TF1 graph op, run when the session runs it
             loop = index.loop_of(apply.node)
-            together = [a for a in adds if a.function is apply.function and (
-                (loop is None and index.loop_of(a.node) is None)
-                or (loop is not None and any(up is loop for up in index.ancestors(a.node))))]
+            # (an add in a loop of its own inside the apply's runs N times
+            # per apply: an epoch's sum applied after its loop is not this)
+            together = [a for a in adds if a.function is apply.function
+                        and self._same_pass(a, loop) and not self._made_in_pass(a, loop)]
             together = together or [a for a in adds if self._called_before(apply, a)]
             if together:
                 self.report(apply.node, "GAC102", label(together[0]))
@@ -166,6 +167,30 @@ class _Checks(object):
             call = index.parents.get(conds[0])
             self.report(call if isinstance(call, ast.Call) else apply.node, "GAC111",
                         dotted_name(apply.node.func) or "apply_gradients")
+
+    def _same_pass(self, add, loop):
+        """Whether ``add`` runs once per pass of ``loop`` (None: the
+        function): the loops between them only walk the variables
+        (``for i, g in enumerate(grads)``, ``range(len(accum))``)."""
+        index = self.index
+        current = index.loop_of(add.node)
+        while current is not loop:
+            if current is None or not _over_variables(current):
+                return False
+            current = index.loop_of(current)
+        return True
+
+    def _made_in_pass(self, add, loop):
+        """The sums ``add`` writes are made anew earlier in the same pass
+        (``sums = [tf.zeros_like(v) ...]`` then ``+=`` then the apply): one
+        batch's gradient, not an accumulation."""
+        index = self.index
+        for node in index.statements_of(add.function):
+            if isinstance(node, ast.Assign) and node.lineno < add.node.lineno \
+                    and index.loop_of(node) is loop \
+                    and any(index.key(t) == add.key for t in node.targets):
+                return True
+        return False
 
     def _called_before(self, apply, add):
         """The function that applies calls the one that accumulates (``add``)
@@ -214,6 +239,21 @@ class _Checks(object):
         (eager, ``tf.function``), not an op built for a session to run later
         (``train_op = opt.apply_gradients(...)`` in TF1 graph code)."""
         return isinstance(self.index.parents.get(apply.node), ast.Expr)
+
+
+_PER_VARIABLE = ("grad", "accum", "var", "weight", "param", "slot", "sum")
+
+
+def _over_variables(loop):
+    """A loop over the model's variables or their gradients (one pass per
+    variable), not over micro-batches."""
+    source = getattr(loop, "iter", None)
+    if source is None:
+        return False
+    if any(isinstance(n, ast.Call) and method(n) == "len" for n in ast.walk(source)):
+        return True
+    words = " ".join(dotted_name(n) or "" for n in ast.walk(source)).lower()
+    return any(w in words for w in _PER_VARIABLE)
 
 
 def check(index, report, text=""):

@@ -116,13 +116,16 @@ def _running_means(index, report):
 
 
 def _clip(index, report, add, reported):
+    """GAC106, once per accumulation: the clip nearest to it (a helper's
+    call, not also the clip inside the helper it returns from)."""
     for expr in index.sources(add.value, add.node)[1]:
         for node in ast.walk(expr):
-            if isinstance(node, ast.Call) and "clip" in (method(node) or "") \
-                    and ("GAC106", node.lineno) not in reported:
-                reported.add(("GAC106", node.lineno))
-                report(node, "GAC106", dotted_name(node.func),
-                            "the accumulation into `%s`" % label(add))
+            if isinstance(node, ast.Call) and "clip" in (method(node) or ""):
+                if ("GAC106", node.lineno) not in reported:
+                    reported.add(("GAC106", node.lineno))
+                    report(node, "GAC106", dotted_name(node.func),
+                           "the accumulation into `%s`" % label(add))
+                return
 
 
 def _user_variables(index):
