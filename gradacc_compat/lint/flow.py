@@ -213,6 +213,8 @@ class Index(Scopes):
         expr = value
         if isinstance(expr, _COMPREHENSIONS[:1]):
             expr = expr.elt
+        if isinstance(expr, ast.IfExp):  # [(a + g) if g is not None else None ...]
+            expr = expr.body
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             left, right = expr.left, expr.right
         elif isinstance(expr, ast.Call) and method(expr) in ("add", "add_n") and expr.args:

@@ -122,6 +122,21 @@ def _stale_state(tree, report):
                 report(node, "GAC105", name, function.name)
             elif isinstance(node, ast.Assign) and name in params and name not in returned:
                 report(node, "GAC105", name, function.name)
+            elif isinstance(node, ast.Assign) and name.startswith("self.") \
+                    and name.count(".") == 1 and _adds_to_itself(node.value, name):
+                # self.sums = [a + g for a, g in zip(self.sums, grads)]: a Python
+                # list of the trace's tensors, built once
+                report(node, "GAC105", name, function.name)
+
+
+def _adds_to_itself(value, name):
+    """``[a + g for a, g in zip(<name>, ...)]`` (a list comprehension over
+    the attribute itself, adding to each element)."""
+    if not isinstance(value, ast.ListComp):
+        return False
+    reads = any(dotted_name(n) == name for g in value.generators for n in ast.walk(g.iter))
+    adds = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add) for n in ast.walk(value.elt))
+    return reads and adds
 
 
 def check(tree, report):

@@ -50,6 +50,19 @@ class Irregular(object):
                     todo.append((index.function_of(call), hops + 1))
         return found
 
+    def _accumulated_apart(self, branch, apply):
+        """``if ...: accumulate / else: apply``: the micro-batch of a step
+        that applies is never added (its gradient is lost, cycles of N - 1
+        micro-batches), unless the apply's branch adds it too."""
+        def holds(statements):
+            return any(a.node is n or any(a.node is m for m in ast.walk(n))
+                       for n in statements for a in adds)
+        adds = [a for a in self.index.accumulates if a.key in apply.keys]
+        if adds and holds(branch.body) and not holds(branch.orelse):
+            return ("it applies in the `else` of the branch that accumulates: the "
+                    "micro-batch of each step that applies is never added (cycles of N - 1)")
+        return None
+
     def passed(self, test, apply):
         """``[(node, why)]`` where ``test`` reads a parameter of the function
         that applies (``if first_step or take_step:``) and a call of it
@@ -91,6 +104,11 @@ class Irregular(object):
 
     def why(self, test, apply):
         """Why ``test`` lets the first cycle be shorter or longer than N."""
+        branch = self.index.parents.get(test)
+        if isinstance(branch, ast.If) and any(
+                apply.node is n or any(apply.node is m for m in ast.walk(n))
+                for n in branch.orelse):
+            return self._accumulated_apart(branch, apply)
         for node in ast.walk(test):
             if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
                 for value in node.values:
