@@ -253,13 +253,7 @@ class Irregular(object):
                 and any(up is loop for up in index.ancestors(a.node))]
         if not adds or any(a.node.lineno < apply.node.lineno for a in adds):
             return False
-        for kind, test in index.guards(apply.node):
-            for node in ast.walk(test):
-                if isinstance(node, ast.Compare) and dotted_name(node.left) == counter.id \
-                        and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Gt, ast.NotEq)) \
-                        and number(node.comparators[0]) == 0:
-                    return True
-        return False
+        return self._skips_zero(counter, apply)
 
     def _counted_after(self, counter, apply):
         """A Python counter made 0 and advanced after the ``% N`` test in the
