@@ -45,7 +45,6 @@ class Index(Scopes):
 
     def __init__(self, tree):
         Scopes.__init__(self, tree)
-        self.functions = [n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)]
         self._bindings = {}
         self.accumulates = self._find_accumulates()
         self.applies = self._find_applies()
@@ -279,44 +278,6 @@ class Index(Scopes):
                         todo.append((value, node, left - 1))
         return keys, chain
 
-    def _returned(self, name, assign):
-        """``(expression, node)``: what the function called in ``assign``
-        (``loss, sums = self.step(x, sums)``, a function of this file)
-        returns in ``name``'s place, or None."""
-        call = assign.value
-        if not isinstance(call, ast.Call) or len(assign.targets) != 1:
-            return None
-        callee = self._callee(call)
-        target = assign.targets[0]
-        position = None
-        if isinstance(target, ast.Tuple):
-            names = [getattr(t, "id", None) for t in target.elts]
-            position = names.index(name) if name in names else None
-            if position is None:
-                return None
-        for node in self.statements_of(callee) if callee is not None else ():
-            if isinstance(node, ast.Return) and node.value is not None:
-                value = node.value
-                if position is not None:
-                    if not isinstance(value, ast.Tuple) or position >= len(value.elts):
-                        continue
-                    value = value.elts[position]
-                return (value, node)
-        return None
-
-    def _callee(self, call):
-        """The function of this file ``call`` calls (``f(...)``, ``self.f(...)``)."""
-        name = dotted_name(call.func) or ""
-        owner = self.class_of(self.function_of(call) or call)
-        for function in self.functions:
-            if isinstance(function, ast.Lambda):
-                continue
-            holder = self.parents.get(function)
-            if (name == "self." + function.name and holder is owner and owner is not None) \
-                    or (name == function.name and not isinstance(holder, ast.ClassDef)):
-                return function
-        return None
-
     def assignments(self, binder):
         """``{name: [(value, node)]}`` for the assignments and for loops of
         ``binder``'s own scope (the module when None)."""
@@ -357,7 +318,7 @@ class Index(Scopes):
             last = max(before, key=lambda pair: pair[1].lineno)[1]
             found.extend(pair for pair in before
                          if pair[1] is last or self.exclusive(pair[1], last))
-            found.extend(self._returned(name, pair[1]) for pair in list(found)
+            found.extend(self.returned(name, pair[1]) for pair in list(found)
                          if isinstance(pair[1], ast.Assign))
             found = [pair for pair in found if pair is not None]
         if not found and binder is not None and not isinstance(binder, ast.Lambda):

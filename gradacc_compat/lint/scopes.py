@@ -26,7 +26,10 @@ class Scopes(object):
         self.tree = tree
         self.parents = {}
         self.calls, self.assigns = [], []  # every Call; every Assign and AugAssign
+        self.functions = []  # every def and lambda
         for node in ast.walk(tree):
+            if isinstance(node, FUNCTIONS):
+                self.functions.append(node)
             if isinstance(node, ast.Call):
                 self.calls.append(node)
             elif isinstance(node, (ast.Assign, ast.AugAssign)):
@@ -124,6 +127,44 @@ class Scopes(object):
             return [n for n in self.calls if dotted_name(n.func) == name]
         return [n for n in self.calls if dotted_name(n.func) == "self." + name
                 and any(up is owner for up in self.ancestors(n))]
+
+    def returned(self, name, assign):
+        """``(expression, node)``: what the function called in ``assign``
+        (``loss, sums = self.step(x, sums)``, a function of this file)
+        returns in ``name``'s place, or None."""
+        call = assign.value
+        if not isinstance(call, ast.Call) or len(assign.targets) != 1:
+            return None
+        callee = self.callee(call)
+        target = assign.targets[0]
+        position = None
+        if isinstance(target, ast.Tuple):
+            names = [getattr(t, "id", None) for t in target.elts]
+            position = names.index(name) if name in names else None
+            if position is None:
+                return None
+        for node in self.statements_of(callee) if callee is not None else ():
+            if isinstance(node, ast.Return) and node.value is not None:
+                value = node.value
+                if position is not None:
+                    if not isinstance(value, ast.Tuple) or position >= len(value.elts):
+                        continue
+                    value = value.elts[position]
+                return (value, node)
+        return None
+
+    def callee(self, call):
+        """The function of this file ``call`` calls (``f(...)``, ``self.f(...)``)."""
+        name = dotted_name(call.func) or ""
+        owner = self.class_of(self.function_of(call) or call)
+        for function in self.functions:
+            if isinstance(function, ast.Lambda):
+                continue
+            holder = self.parents.get(function)
+            if (name == "self." + function.name and holder is owner and owner is not None) \
+                    or (name == function.name and not isinstance(holder, ast.ClassDef)):
+                return function
+        return None
 
     def handed_to(self, function):
         """Calls that run ``function`` handed to them (``strategy.run(fn)``,
