@@ -23,6 +23,8 @@ CPUs, which must be TensorFlow's first call.
 """
 from __future__ import absolute_import, division, print_function
 
+import os
+
 import pytest
 
 
@@ -94,7 +96,6 @@ def gac_assert_matches_big_batch():
 
 
 def _golden_path(config, name):
-    import os
     directory = os.environ.get("GAC_GOLDEN_DIR") or config.getini("gac_golden_dir") or "golden"
     directory = os.path.join(str(config.rootdir), directory)
     return os.path.join(directory, name if name.endswith(".npz") else name + ".npz")
@@ -104,7 +105,6 @@ def _golden_path(config, name):
 def gac_record(request):
     """``gac_record(NAME, **spec)``: ``gac.record`` into the golden directory
     (made if missing); returns the recorded trace."""
-    import os
     from gradacc_compat.tools import migration
 
     def record(name, **kwargs):
@@ -120,7 +120,6 @@ def gac_replay(request):
     """``gac_replay(NAME, **spec)``: ``gac.replay`` against the golden run;
     fails the test with the table when the two trainings part, or when no
     golden run was recorded yet. Returns the comparison."""
-    import os
     from gradacc_compat.tools import migration
 
     def replay(name, **kwargs):

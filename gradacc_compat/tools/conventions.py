@@ -26,8 +26,8 @@ def explain(run, here, first):
                             "the port created its variables in another order (same shapes), "
                             "pass --map %s=<its name here> (mapping= in gac.replay)"
                       % (old, new, old)))
-    for layer, cls, kind in [tuple(f) for f in here.get("batch_dependent", [])]:
-        if run["steps"] != here["steps"]:
+    if run["steps"] != here["steps"]:  # micro-batches of another size
+        for layer, cls, kind in [tuple(f) for f in here.get("batch_dependent", [])]:
             found.append((True, " ".join(audit.explain([(layer, cls, kind)]))))
     causes = [text for cause, text in found if cause] if first is not None else []
     notes = [text for cause, text in found if not cause or first is None]

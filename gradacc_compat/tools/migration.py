@@ -129,15 +129,12 @@ def train(kwargs, steps, effective_steps, mode, batches, initial=None, match=Non
         acc = GradientAccumulator(steps) if steps > 1 else None
 
         def micro_step(xb, yb):
-            with tf.GradientTape() if tf.executing_eagerly() or _in_function() else \
-                    compat.nullcontext() as tape:
-                loss = loss_fn(xb, yb)
-            grads = tape.gradient(loss, variables) if tape is not None else \
-                tf.gradients(loss, variables)
+            loss, grads = testing.loss_and_gradients(lambda: loss_fn(xb, yb), variables)
             applied = (optimizer.apply_gradients(list(zip(grads, variables))) if acc is None
                        else acc.step(optimizer, grads, variables))
-            graph = not (tf.executing_eagerly() or _in_function())
-            with tf.control_dependencies([applied] if graph else []):
+            # (in a TF1 graph the outputs must wait for the apply; a function
+            # orders its stateful ops itself)
+            with tf.control_dependencies([applied] if mode == "graph" else []):
                 return [tf.identity(loss),
                         tf.linalg.global_norm([g for g in grads if g is not None])]
 
@@ -173,10 +170,6 @@ def train(kwargs, steps, effective_steps, mode, batches, initial=None, match=Non
             "first_loss": float(np.mean(arrays["loss.0"])),
         }
         return Trace(meta, arrays)
-
-
-def _in_function():
-    return getattr(tf.compat.v1.get_default_graph(), "building_function", False)
 
 
 def environment(mode):

@@ -20,7 +20,8 @@ from gradacc_compat import compat
 from gradacc_compat.compat import tf
 
 __all__ = ["REPLICAS", "Runner", "available_modes", "setup_logical_cpus", "logical_cpus",
-           "mirrored", "replica_slice", "gradients", "optimizer_state", "facts"]
+           "mirrored", "replica_slice", "gradients", "loss_and_gradients", "optimizer_state",
+           "facts"]
 
 REPLICAS = 2
 #: Execution modes, each a way a training step can run.
@@ -136,6 +137,7 @@ class Runner(object):
         if options or (outputs and self.strategy is not None):
             raise TypeError("compile(fn, *example_args, outputs=False): outputs=True runs "
                             "without a strategy; received %r" % (options,))
+
         def in_replicas(*args):
             if self.strategy is None:
                 return fn(*args)
@@ -211,12 +213,18 @@ def replica_slice(x):
 def gradients(loss_fn, variables):
     """Gradients of ``loss_fn()``: a tape where one works, else tf.gradients
     (TF1 graphs, whose default RefVariables a tape cannot watch)."""
+    return loss_and_gradients(loss_fn, variables)[1]
+
+
+def loss_and_gradients(loss_fn, variables):
+    """``(loss_fn(), its gradients)``, as :func:`gradients` takes them."""
     graph = tf.compat.v1.get_default_graph()
     if tf.executing_eagerly() or getattr(graph, "building_function", False):
         with tf.GradientTape() as tape:
             loss = loss_fn()
-        return tape.gradient(loss, variables)
-    return tf.gradients(loss_fn(), variables)
+        return loss, tape.gradient(loss, variables)
+    loss = loss_fn()
+    return loss, tf.gradients(loss, variables)
 
 
 def optimizer_state(optimizer, variables):
