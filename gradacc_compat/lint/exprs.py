@@ -58,14 +58,19 @@ def is_scaling(node):
     return False
 
 
-def loads(node):
+def loads(node, settings=True):
     """The Name/Attribute loads of ``node``, not inside the arguments of a
-    call that differentiates (a loss goes in, a gradient comes out)."""
+    call that differentiates (a loss goes in, a gradient comes out); without
+    ``settings``, not in the keyword arguments that set how a value is made
+    either (``stddev=``, ``name=``, ``step=``: not the value)."""
     todo = [node]
     while todo:
         current = todo.pop()
         if isinstance(current, ast.Call) and method(current) in GRADIENT_CALLS:
             todo.append(current.func)
+            continue
+        if not settings and isinstance(current, ast.keyword) \
+                and current.arg in _SETTINGS:
             continue
         if isinstance(current, (ast.Name, ast.Attribute)) and isinstance(
                 getattr(current, "ctx", None), ast.Load):
@@ -73,6 +78,12 @@ def loads(node):
             if isinstance(current, ast.Attribute):
                 continue  # the longest chain names it
         todo.extend(ast.iter_child_nodes(current))
+
+
+#: Keyword arguments that set how a value is made, not the value itself.
+_SETTINGS = ("stddev", "mean", "seed", "name", "dtype", "shape", "axis", "keepdims", "decay",
+             "learning_rate", "lr", "momentum", "epsilon", "step", "global_step", "use_locking",
+             "clip_norm", "clip_value_min", "clip_value_max", "initializer")
 
 
 def number(node):

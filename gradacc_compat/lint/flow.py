@@ -153,9 +153,9 @@ class Index(Scopes):
                 break
         return None
 
-    def keys_in(self, node):
+    def keys_in(self, node, settings=True):
         found = set()
-        for sub in loads(node):
+        for sub in loads(node, settings):
             key = self.key(sub)
             if key is not None:
                 found.add(key)
@@ -200,7 +200,9 @@ class Index(Scopes):
             if target is None or value is None or isinstance(value, NUMBER):
                 continue
             key = self.key(target)
-            if key is not None:
+            if key is not None and not (isinstance(node, ast.Call) and method(node) == "assign_add"
+                                        and key in self.keys_in(value)):
+                # (``acc.assign_add(acc / n)`` adds the sum to itself: no gradient)
                 found.append(Accumulate(key, node, self.function_of(node), value))
         return found
 
@@ -268,11 +270,11 @@ class Index(Scopes):
             if id(current) in seen:
                 continue
             seen.add(id(current))
-            keys |= self.keys_in(current)
+            keys |= self.keys_in(current, settings=False)
             chain.append(current)
             if left <= 0:
                 continue
-            for load in loads(current):
+            for load in loads(current, settings=False):
                 if isinstance(load, ast.Name):
                     for value, node in self._values_of(load.id, where):
                         todo.append((value, node, left - 1))
@@ -321,6 +323,9 @@ class Index(Scopes):
             found.extend(self.returned(name, pair[1]) for pair in list(found)
                          if isinstance(pair[1], ast.Assign))
             found = [pair for pair in found if pair is not None]
+        since = max([pair[1].lineno for pair in found] or [0])
+        found.extend((node.args[-1], node) for node in self.appends(binder).get(name, ())
+                     if since <= node.lineno <= at.lineno)
         if not found and binder is not None and not isinstance(binder, ast.Lambda):
             params = [getattr(a, "arg", None) or getattr(a, "id", None) for a in binder.args.args]
             if name in params:

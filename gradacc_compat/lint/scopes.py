@@ -153,6 +153,20 @@ class Scopes(object):
                 return (value, node)
         return None
 
+    def appends(self, binder):
+        """``{name: [call]}``: ``name.append(x)``, ``.extend(x)``,
+        ``.insert(i, x)`` in ``binder``'s own scope (a list filled pair by
+        pair, ``pairs.append((acc, v))``, then applied)."""
+        return self.memo(("appends", id(binder)), lambda: self._appends(binder))
+
+    def _appends(self, binder):
+        found = {}
+        for node in self.statements_of(binder):
+            if isinstance(node, ast.Call) and method(node) in ("append", "extend", "insert") \
+                    and node.args and isinstance(node.func.value, ast.Name):
+                found.setdefault(node.func.value.id, []).append(node)
+        return found
+
     def callee(self, call):
         """The function of this file ``call`` calls (``f(...)``, ``self.f(...)``)."""
         name = dotted_name(call.func) or ""
