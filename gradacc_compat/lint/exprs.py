@@ -115,7 +115,7 @@ def increment(node):
         owner = node.func.value if isinstance(node.func, ast.Attribute) and dotted_name(
             node.func) not in ("tf.assign_add", "tf.compat.v1.assign_add", "K.update_add") \
             else (args.pop(0) if args else None)
-        if owner is not None and args and number(args[0]) == 1:
+        if owner is not None and args and _one(args[0]):
             return counter_name(owner)
     if name in ("assign", "update"):
         owner = node.func.value if isinstance(node.func, ast.Attribute) and dotted_name(
@@ -157,6 +157,13 @@ def any_increment(node):
         if len(node.args) == 2:
             return dotted_name(node.args[0])
     return None
+
+
+def _one(value):
+    """``1``, or ``tf.constant(1, dtype=...)`` / ``tf.cast(1, ...)``."""
+    if isinstance(value, ast.Call) and method(value) in ("constant", "cast") and value.args:
+        value = value.args[0]
+    return number(value) == 1
 
 
 def _plus_one(value):

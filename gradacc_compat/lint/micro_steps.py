@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
+from gradacc_compat.lint import branches, schedule
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import divides_by_n, increment
 
@@ -30,6 +31,8 @@ def check_module(index, report):
     _own_iterations(index, report)
     _aliased_iterations(index, report)
     _running_means(index, report)
+    schedule.fed_decisions(index, report)
+    branches.skipped_steps(index, report)
 
 
 def check_accumulate(index, report, add, reported):

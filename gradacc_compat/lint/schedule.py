@@ -14,7 +14,7 @@ from gradacc_compat.lint import flow
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 from gradacc_compat.lint.exprs import any_increment, counter_name, increment, number
 
-__all__ = ["Irregular"]
+__all__ = ["Irregular", "fed_decisions"]
 
 
 class Irregular(object):
@@ -273,3 +273,45 @@ class Irregular(object):
             return ("`%s %% N == 0` with `%s` made 0 and advanced after the test: the first "
                     "cycle is one micro-batch" % (counter.id, counter.id))
         return None
+
+
+_DECIDES = ("skip", "apply", "update", "accumulate_only")
+
+
+def fed_decisions(index, report):
+    """GAC109 where the apply is decided by a value fed to the graph
+    (``feed_dict[model.skip_update_ph] = step % N != 0``) from a Python
+    counter made 0 and advanced after the feed: step 0 applies after one
+    micro-batch, before the regular cycles start."""
+    for node in index.assigns:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Subscript)):
+            continue
+        key = node.targets[0].slice
+        if type(key).__name__ == "Index":  # (Python < 3.9)
+            key = key.value
+        name = (dotted_name(key) or "").split(".")[-1].lower()
+        test = node.value
+        if not any(word in name for word in _DECIDES) or not isinstance(test, ast.Compare) \
+                or len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.NotEq)) \
+                or number(test.comparators[0]) != 0 \
+                or not isinstance(test.left, ast.BinOp) or not isinstance(test.left.op, ast.Mod) \
+                or not isinstance(test.left.left, ast.Name):
+            continue
+        counter = test.left.left.id
+        if _made_zero_advanced_after(index, counter, node):
+            report(node, "GAC109", "`%s %% N` decides the update fed to `%s` with `%s` made 0 "
+                   "and advanced after it: the first update comes after one micro-batch"
+                   % (counter, name, counter))
+
+
+def _made_zero_advanced_after(index, counter, at):
+    loop = index.loop_of(at)
+    if loop is None:
+        return False
+    assigned = index.assignments(index.binder(counter, at))
+    starts = [number(value) for value, node in assigned.get(counter, ())
+              if not any(up is loop for up in index.ancestors(node))]
+    moves = [n for n in index.statements_of(index.function_of(at))
+             if any_increment(n) == counter and any(up is loop for up in index.ancestors(n))]
+    return starts == [0] and bool(moves) and all(n.lineno > at.lineno for n in moves)

@@ -1,0 +1,89 @@
+"""``lint``'s GAC107 on the branch that skips the apply: a ``tf.cond``
+that applies on one side and, on the other, advances the optimizer's
+``iterations`` or the ``global_step`` (so that they count every
+micro-step, as Horovod's gradient aggregation does), also through a second
+``tf.cond`` on the same predicate whose applying side is a no-op.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.exprs import increment
+
+__all__ = ["skipped_steps"]
+
+_APPLIES = ("apply_gradients", "_apply_gradients", "minimize")
+
+
+def skipped_steps(index, report):
+    conds = [c for c in index.calls if method(c) == "cond" and _branches(c)[0] is not None]
+    applying = {}  # the predicate's dump -> the position of the branch that applies
+    for call in conds:
+        for position, branch in enumerate(_branches(call)):
+            if _applies(index, branch):
+                applying[ast.dump(_predicate(call))] = position
+    for call in conds:
+        predicate = _predicate(call)
+        position = applying.get(ast.dump(predicate))
+        if position is None:
+            continue
+        counted = set(dotted_name(n) for n in ast.walk(predicate))
+        skip = _branches(call)[1 - position]
+        for node in _runs(index, skip):
+            counter = increment(node)
+            if counter and counter not in counted:
+                report(node, "GAC107", counter,
+                       "the `tf.cond` branch")
+
+
+def _predicate(call):
+    for kw in call.keywords:
+        if kw.arg == "pred":
+            return kw.value
+    return call.args[0] if call.args else call
+
+
+def _branches(call):
+    """The ``(true_fn, false_fn)`` of a ``tf.cond``, (None, None) when absent."""
+    found = list(call.args[1:3])
+    found += [None] * (2 - len(found))
+    for kw in call.keywords:
+        if kw.arg in ("true_fn", "false_fn"):
+            found[kw.arg == "false_fn"] = kw.value
+    return tuple(found) if all(b is not None for b in found) else (None, None)
+
+
+def _function(index, branch):
+    """The def or lambda a branch names, or None."""
+    if isinstance(branch, ast.Lambda):
+        return branch
+    name = (dotted_name(branch) or "").split(".")[-1]
+    named = [f for f in index.functions if getattr(f, "name", None) == name]
+    return named[0] if len(named) == 1 else None
+
+
+def _runs(index, branch, hops=2):
+    """The nodes a branch runs: its function's, and those of the file's
+    functions it calls (``hops`` deep)."""
+    function = _function(index, branch)
+    if function is None:
+        return []
+    found = list(index.statements_of(function)) if not isinstance(function, ast.Lambda) \
+        else list(ast.walk(function.body))
+    for node in list(found):
+        if hops and isinstance(node, ast.Call):
+            callee = _function(index, node.func) if isinstance(node.func, ast.Name) else None
+            if callee is not None and not isinstance(callee, ast.Lambda):
+                found += _runs(index, node.func, hops - 1)
+    return found
+
+
+def _applies(index, branch):
+    name = (dotted_name(branch) or "").split(".")[-1].lower()
+    if "apply" in name:
+        return True
+    return any(isinstance(n, ast.Call) and method(n) in _APPLIES for n in _runs(index, branch)
+               if not isinstance(n, FUNCTIONS))
