@@ -176,7 +176,7 @@ class Index(Scopes):
                 # acc.add_gradients(grads) / self.accumulator(grads): a helper
                 target = node.func.value if method(node) in _HELPER_ADDS else node.func
                 value = node.args[0]
-            elif isinstance(node, ast.Call) and method(node) == "assign_add" and node.args:
+            elif isinstance(node, ast.Call) and self.called(node) == "assign_add" and node.args:
                 if isinstance(node.func, ast.Attribute) and dotted_name(node.func) not in (
                         "tf.assign_add", "tf.compat.v1.assign_add"):
                     target, value = node.func.value, node.args[0]
@@ -276,6 +276,10 @@ class Index(Scopes):
                 continue
             for load in loads(current, settings=False):
                 if isinstance(load, ast.Name):
+                    # (an element of a list the sums are written through:
+                    # ``sums.append(total)``, then ``sums[i] += g``)
+                    keys.update(self.key(call.func.value) for call in self.appends(
+                        self.binder(load.id, where)).get("*" + load.id, ()))
                     for value, node in self._values_of(load.id, where):
                         todo.append((value, node, left - 1))
         return keys, chain

@@ -37,9 +37,13 @@ class _Checks(object):
         reported = set()
         micro_steps.check_module(index, self.report)
         checked = set()
+        # (an apply inside a helper that another apply calls -- ``def
+        # _apply_gradients(pairs): return opt.apply_gradients(pairs)`` -- is
+        # decided at the call, where the sums are handed over)
+        helpers = set(id(index.callee(a.node)) for a in index.applies if index.callee(a.node))
         for apply in index.applies:
             keys = apply.keys & index.accumulators
-            if not keys:
+            if not keys or id(apply.function) in helpers:
                 continue
             adds = [a for a in index.accumulates if a.key in keys]
             self._division(apply, keys, adds)

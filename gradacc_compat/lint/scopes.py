@@ -155,7 +155,8 @@ class Scopes(object):
 
     def appends(self, binder):
         """``{name: [call]}``: ``name.append(x)``, ``.extend(x)``,
-        ``.insert(i, x)`` in ``binder``'s own scope (a list filled pair by
+        ``.insert(i, x)`` in ``binder``'s own scope (and ``"*x"``: those
+        that take the name ``x``) (a list filled pair by
         pair, ``pairs.append((acc, v))``, then applied)."""
         return self.memo(("appends", id(binder)), lambda: self._appends(binder))
 
@@ -165,7 +166,23 @@ class Scopes(object):
             if isinstance(node, ast.Call) and method(node) in ("append", "extend", "insert") \
                     and node.args and isinstance(node.func.value, ast.Name):
                 found.setdefault(node.func.value.id, []).append(node)
+                if isinstance(node.args[-1], ast.Name):  # "*x": the lists x goes into
+                    found.setdefault("*" + node.args[-1].id, []).append(node)
         return found
+
+    def called(self, node):
+        """The name a call calls; for a parameter, its default's
+        (``accum_fn(acc, g)`` with ``accum_fn=tf.assign_add``)."""
+        name = method(node)
+        function = self.function_of(node)
+        if isinstance(node.func, ast.Name) and function is not None \
+                and not isinstance(function, ast.Lambda):
+            args = function.args
+            params = [getattr(a, "arg", None) or getattr(a, "id", None) for a in args.args]
+            defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
+            if name in defaults and dotted_name(defaults[name]):
+                return dotted_name(defaults[name]).split(".")[-1]
+        return name
 
     def callee(self, call):
         """The function of this file ``call`` calls (``f(...)``, ``self.f(...)``)."""
