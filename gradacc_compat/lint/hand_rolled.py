@@ -225,8 +225,12 @@ class _Checks(object):
                 or not index.guards(apply.node) or ("GAC110", loop.lineno) in reported:
             return
         local = [k for k in keys if k[0] == "name" and k[1] == id(function)]
-        if not local or not all(any(up is loop for up in index.ancestors(a.node))
-                                for a in adds if a.key in local):
+        if local and not all(any(up is loop for up in index.ancestors(a.node))
+                             for a in adds if a.key in local):
+            return
+        local = local or [k for k in apply.keys if k[0] == "name" and k[1] == id(function)
+                          and self._summed_by_call(k[2], function, loop)]
+        if not local:
             return
         applies = [a for a in index.applies if set(local) & a.keys]
         returned = any(isinstance(n, ast.Return) and n.value is not None
@@ -237,6 +241,20 @@ class _Checks(object):
             return
         reported.add(("GAC110", loop.lineno))
         self.report(loop, "GAC110", local[0][2], "lost when `%s` returns" % function.name)
+
+    def _summed_by_call(self, name, function, loop):
+        """``sums = step(x, sums)`` in ``loop``: a function of the file that
+        accumulates returns the new sums in ``name``."""
+        index = self.index
+        for node in index.statements_of(function):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                    and any(up is loop for up in index.ancestors(node)) \
+                    and name in set(n.id for t in node.targets for n in ast.walk(t)
+                                    if isinstance(n, ast.Name)):
+                callee = index.callee(node.value)
+                if callee is not None and any(a.function is callee for a in index.accumulates):
+                    return True
+        return False
 
     def _runs_now(self, apply):
         """Whether the apply runs where it is written: a statement of its own

@@ -3,8 +3,8 @@
 # applies them when `step > 0 and step % N == 0` with `step` from a
 # progress-bar-wrapped enumerate (a first cycle of N + 1 micro-batches),
 # never divides the sum of mean-loss gradients by N, and drops the last
-# partial cycle when the epoch ends (lint misses that one: the sums are
-# made new by the step it calls).
+# partial cycle when the epoch ends (the sums the step returns are local to
+# the epoch).
 import tensorflow as tf
 from tqdm import tqdm
 
