@@ -133,30 +133,47 @@ class Irregular(object):
         return self._off_by_one(test)
 
     def _off_by_one(self, test):
-        """``count == N`` where the count starts at 1 and is advanced before
-        the test (cycles of N - 1), or starts at 0 and is advanced after it
-        (N + 1)."""
-        index = self.index
+        """``count == N`` (or ``>=``) where the count starts at 1 and is
+        advanced before the test (cycles of N - 1), or starts at 0 and is
+        advanced after it (N + 1); ``count > N`` from 0 advanced before it
+        (N + 1). The advance may be in the function that calls the test's."""
         for node in ast.walk(test):
             if isinstance(node, ast.Compare) and len(node.ops) == 1 \
-                    and isinstance(node.ops[0], ast.Eq):
-                counter, other = node.left, node.comparators[0]
-            elif isinstance(node, ast.Call) and method(node) == "equal" and len(node.args) == 2:
-                counter, other = node.args
+                    and isinstance(node.ops[0], (ast.Eq, ast.GtE, ast.Gt)):
+                counter, other, strict = node.left, node.comparators[0], \
+                    isinstance(node.ops[0], ast.Gt)
+            elif isinstance(node, ast.Call) and method(node) in ("equal", "greater_equal") \
+                    and len(node.args) == 2:
+                (counter, other), strict = node.args, False
             else:
                 continue
             name = dotted_name(counter)
             if not name or number(other) is not None:
                 continue
             start = self._initial(name)
-            function = index.function_of(test)
-            moves = [n for n in index.statements_of(function) if any_increment(n) == name]
-            if start not in (0, 1) or not moves:
+            before = self._advanced_before(name, test)
+            if start not in (0, 1) or before is None:
                 continue
-            before = any(n.lineno < test.lineno for n in moves)
-            if (start == 1) == before:
-                return "`%s` starts at %d and is advanced %s the test: cycles of N %s 1" % (
-                    name, start, "before" if before else "after", "-" if before else "+")
+            length = int(strict) + (0 if before else 1) - start  # the cycle is N + length
+            if length:
+                return "`%s %s N` with `%s` from %d, advanced %s the test: cycles of N %s 1" % (
+                    name, ">" if strict else "==", name, start, "before" if before else "after",
+                    "-" if length < 0 else "+")
+        return None
+
+    def _advanced_before(self, name, test):
+        """Whether ``name`` is advanced before ``test`` in its function (or
+        before the call of that function, in a caller); None: never."""
+        index = self.index
+        function = index.function_of(test)
+        moves = [n for n in index.statements_of(function) if any_increment(n) == name]
+        if moves:
+            return any(n.lineno < test.lineno for n in moves)
+        for call in index.callers(function) if function is not None else ():
+            moves = [n for n in index.statements_of(index.function_of(call))
+                     if any_increment(n) == name]
+            if moves:
+                return any(n.lineno < call.lineno for n in moves)
         return None
 
     def _initial(self, name):
