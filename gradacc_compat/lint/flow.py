@@ -230,8 +230,9 @@ class Index(Scopes):
         if own is None:
             return None
         for this, other in ((left, right), (right, left)):
-            if own in self.keys_in(this) or self._is_alias_of(this, own):
-                return other
+            if own in self.keys_in(this) or self._is_alias_of(this, own) or (
+                    isinstance(this, ast.Name) and own in self.sources(this, target, 1)[0]):
+                return other  # (``prev = acc * keep; acc.assign(g + prev)`` too)
         return None
 
     def _is_alias_of(self, node, key):

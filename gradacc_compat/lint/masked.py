@@ -1,0 +1,89 @@
+"""``lint``'s GAC102 for sums masked instead of skipped: a gradient
+transformer (or ``apply_gradients`` override) that hands the optimizer
+zeros on the micro-steps that should not apply -- ``tf.cond(apply_now,
+read_sums, lambda: tf.zeros_like(g))`` or ``sums * tf.cast(step % N == 0)``
+-- so the optimizer's update still runs on every micro-batch, and a zero
+gradient still moves the weights of Adam, momentum or weight decay.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+
+__all__ = ["masked_sums"]
+
+
+def masked_sums(index, report):
+    for call in index.calls:
+        if method(call) == "cond":
+            branches = list(call.args[1:3]) + [k.value for k in call.keywords
+                                                 if k.arg in ("true_fn", "false_fn")]
+            zeros = [b for b in branches if _zeros(b)]
+            sums = [_sums_read(index, b, call) for b in branches if b not in zeros]
+            sums = [keys for keys in sums if keys]
+            if zeros and sums:
+                report(call, "GAC102", sorted(k[-1] for k in sums[0])[0])
+        elif method(call) == "cast" and call.args and _step_test(call.args[0]):
+            mask = index.parents.get(call)
+            if isinstance(mask, ast.Assign) and len(mask.targets) == 1 \
+                    and isinstance(mask.targets[0], ast.Name):
+                for product in _products(index, mask.targets[0].id, mask):
+                    report(product, "GAC102", _name(index, product))
+
+
+def _zeros(branch):
+    """``lambda: tf.zeros_like(g)`` (or a tuple starting with it)."""
+    if not isinstance(branch, ast.Lambda):
+        return False
+    body = branch.body
+    if isinstance(body, ast.Tuple) and body.elts:
+        body = body.elts[0]
+    return isinstance(body, ast.Call) and method(body) in ("zeros_like", "zeros")
+
+
+def _sums_read(index, branch, call):
+    """The accumulators a branch returns what it reads of."""
+    function = branch if isinstance(branch, ast.Lambda) else _named(index, branch, call)
+    if function is None:
+        return set()
+    returns = [function.body] if isinstance(function, ast.Lambda) else [
+        n.value for n in index.statements_of(function) if isinstance(n, ast.Return) and n.value]
+    return set(k for value in returns for k in index.sources(value, value)[0]
+               if k in index.accumulators)
+
+
+def _named(index, branch, call):
+    """The def a branch names: the last of that name before the call, in
+    the scope that binds it."""
+    if not isinstance(branch, ast.Name):
+        return None
+    binder = index.binder(branch.id, call)
+    found = [f for f in index.statements_of(binder) if isinstance(f, ast.FunctionDef)
+             and f.name == branch.id and f.lineno < call.lineno]
+    return max(found, key=lambda f: f.lineno) if found else None
+
+
+def _name(index, node):
+    keys = index.sources(node, node)[0] & index.accumulators
+    return sorted(k[-1] for k in keys)[0] if keys else "the sums"
+
+
+def _step_test(node):
+    """``step % N == 0``."""
+    return isinstance(node, ast.Compare) and len(node.ops) == 1 \
+        and isinstance(node.ops[0], ast.Eq) and isinstance(node.left, ast.BinOp) \
+        and isinstance(node.left.op, ast.Mod)
+
+
+def _products(index, mask, assign):
+    """``sums[v] * mask`` of the accumulators, in the mask's function."""
+    for node in index.statements_of(index.function_of(assign)):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) \
+                and any(isinstance(side, ast.Name) and side.id == mask
+                        for side in (node.left, node.right)) \
+                and index.keys_in(node) & index.accumulators \
+                and not isinstance(node, FUNCTIONS):
+            yield node
