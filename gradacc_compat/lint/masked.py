@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, method
 
 __all__ = ["masked_sums"]
 
