@@ -281,7 +281,7 @@ class Index(Scopes):
                     # ``sums.append(total)``, then ``sums[i] += g``)
                     keys.update(self.key(call.func.value) for call in self.appends(
                         self.binder(load.id, where)).get("*" + load.id, ()))
-                    for value, node in self._values_of(load.id, where):
+                    for value, node in self.values_of(load.id, where):
                         todo.append((value, node, left - 1))
         return keys, chain
 
@@ -302,7 +302,7 @@ class Index(Scopes):
                     found.setdefault(name, []).append((node.iter, node))
         return found
 
-    def _values_of(self, name, at):
+    def values_of(self, name, at):
         """``[(expression, node)]`` that bind ``name`` as seen at ``at``."""
         found = []
         for up in [at] + list(self.ancestors(at)):

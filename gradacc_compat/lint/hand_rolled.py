@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import micro_steps, schedule
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 from gradacc_compat.lint.exprs import GRADIENT_CALLS, divides_by_n, is_division, is_scaling
 from gradacc_compat.lint.micro_steps import label
 
@@ -129,7 +129,7 @@ class _Checks(object):
                     and "loss" in (dotted_name(node.target) or "").lower():
                 return True
             if isinstance(node, ast.Call) and method(node) in GRADIENT_CALLS and node.args \
-                    and any(scaled(e) for e in index.sources(node.args[0], node)[1]):
+                    and self._scaled_value(node.args[0], node, scaled, 4):
                 return True  # (the loss under any name: what the gradient call reads)
             if isinstance(node, ast.Call) and method(node) == "compute_average_loss":
                 for kw in node.keywords:
@@ -137,6 +137,23 @@ class _Checks(object):
                             isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
                             for n in ast.walk(kw.value)):
                         return True
+        return False
+
+    def _scaled_value(self, expr, at, scaled, depth):
+        """Whether the value of ``expr`` itself is scaled: a quotient or
+        product at its top, or in what the names there are bound to, not in
+        the arguments of the calls that make it (``loss_fn(y[:n // N])``
+        slices the data, it does not scale the loss)."""
+        if isinstance(expr, ast.BinOp):
+            quotient = ast.BinOp(left=ast.Name(id="_", ctx=ast.Load()), op=ast.Div(),
+                                 right=expr.right)  # (by what it divides, not what)
+            return (isinstance(expr.op, ast.Div) and scaled(quotient)) or any(
+                self._scaled_value(side, at, scaled, depth) for side in (expr.left, expr.right))
+        if isinstance(expr, ast.Call):
+            return scaled(expr) and method(expr) in ("divide", "truediv", "div", "multiply")
+        if isinstance(expr, ast.Name) and depth > 0:
+            return any(self._scaled_value(value, node, scaled, depth - 1)
+                       for value, node in self.index.values_of(expr.id, at))
         return False
 
     # -- GAC102 / GAC109 / GAC111: when the apply runs -----------------------
@@ -221,13 +238,15 @@ class _Checks(object):
         index = self.index
         loop = index.loop_of(apply.node)
         function = apply.function
+        tests = [t for _, t in index.guards(apply.node)
+                 if not isinstance(t, NUMBER + (getattr(ast, "NameConstant", ast.Num),))
+                 and loop is not None and any(up is loop for up in index.ancestors(t))]
         if loop is None or isinstance(function, (type(None), ast.Lambda)) \
-                or not index.guards(apply.node) or ("GAC110", loop.lineno) in reported:
-            return
+                or not tests or ("GAC110", loop.lineno) in reported:
+            return  # (``while True:`` is no condition)
         local = [k for k in keys if k[0] == "name" and k[1] == id(function)]
-        if local and not all(any(up is loop for up in index.ancestors(a.node))
-                             for a in adds if a.key in local):
-            return
+        if local and not all(self._same_pass(a, loop) for a in adds if a.key in local):
+            return  # (summed in a loop of their own: an epoch's flush after it)
         local = local or [k for k in apply.keys if k[0] == "name" and k[1] == id(function)
                           and self._summed_by_call(k[2], function, loop)]
         if not local:

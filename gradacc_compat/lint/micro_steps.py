@@ -183,13 +183,22 @@ def _aggregated(index, report, add, reported):
     if ("GAC104", add.key) in reported:
         return
     aggregation = index.memo(("aggregation", add.key), lambda: _aggregation(index, add.key))
-    if aggregation:
+    if aggregation and _distributed(index):
         adds = [a for a in index.accumulates if a.key == add.key]
         plain = [a for a in adds if not any(p.function is a.function
                                             for p in index.applies)] or adds
         reported.add(("GAC104", add.key))
         report(plain[-1].node, "GAC104", "`%s.assign_add` (aggregation=%s)"
                % (label(add), aggregation))
+
+
+def _distributed(index):
+    """The file names a ``tf.distribute`` strategy (aggregation only
+    reduces across the replicas of one; a plain estimator or session
+    writes the variable as it is)."""
+    return index.memo("distributed", lambda: any(
+        "strategy" in (dotted_name(n) or "").lower() or "distribute" in (dotted_name(n) or "")
+        for n in ast.walk(index.tree) if isinstance(n, (ast.Name, ast.Attribute))))
 
 
 def _aggregation(index, key):
