@@ -13,7 +13,7 @@ import ast
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 from gradacc_compat.lint.exprs import increment
 
-__all__ = ["skipped_steps"]
+__all__ = ["double_counted", "skipped_steps"]
 
 _APPLIES = ("apply_gradients", "_apply_gradients", "minimize")
 
@@ -37,6 +37,31 @@ def skipped_steps(index, report):
             if counter and counter not in counted:
                 report(node, "GAC107", counter,
                        "the `tf.cond` branch")
+
+
+def double_counted(index, report):
+    """GAC109: an optimizer subclass whose cycle test reads its own
+    ``self.iterations``, advanced by hand every micro-step and again by the
+    parent's ``apply_gradients`` in the branch that applies: the steps that
+    apply count twice, so the cycles after the first are N - 1 long."""
+    for call in index.calls:
+        branches = _branches(call) if method(call) == "cond" else (None, None)
+        if branches[0] is None:
+            continue
+        predicate = _predicate(call)
+        tests = [predicate] + [value for n in ast.walk(predicate) if isinstance(n, ast.Name)
+                               for value, _ in index.values_of(n.id, call)]
+        if "self.iterations" not in set(dotted_name(n) for t in tests for n in ast.walk(t)):
+            continue
+        parent = any(isinstance(n, ast.Call) and method(n) == "apply_gradients"
+                     and isinstance(n.func, ast.Attribute) and method(n.func.value) == "super"
+                     for b in branches for n in _runs(index, b))
+        function = index.function_of(call)
+        by_hand = any(increment(n) == "self.iterations" for n in index.statements_of(function))
+        if parent and by_hand:
+            report(call, "GAC109", "`self.iterations` decides the cycle and advances twice "
+                   "on the steps that apply (by hand, and in the parent's apply_gradients): "
+                   "the cycles after the first are N - 1")
 
 
 def _predicate(call):

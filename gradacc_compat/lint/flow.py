@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, NUMBER, dotted_name, method
+from gradacc_compat.lint import parameters
 from gradacc_compat.lint.exprs import loads
 from gradacc_compat.lint.scopes import LOOPS, Scopes
 
@@ -45,8 +46,11 @@ class Index(Scopes):
 
     def __init__(self, tree):
         Scopes.__init__(self, tree)
-        self._bindings = {}
+        self._bindings, self._keying = {}, set()
         self.accumulates = self._find_accumulates()
+        self.accumulates += [Accumulate(key, a.node, a.function, a.value)
+                             for a in list(self.accumulates)
+                             for key in parameters.callers_keys(self, a)]
         self.applies = self._find_applies()
         self.accumulators = set(a.key for a in self.accumulates)
 
@@ -101,7 +105,13 @@ class Index(Scopes):
                     and isinstance(node, ast.Attribute):
                 return self.key(node.value)  # a helper's sums; a variable's value
             return ("attr", name)
-        alias = self._loop_alias(node)
+        if id(node) in self._keying:
+            return None  # (``for g in f(g)``: the name's own loop)
+        self._keying.add(id(node))
+        try:
+            alias = self._loop_alias(node)
+        finally:
+            self._keying.discard(id(node))
         if alias is not None:
             return alias
         binder = self.binder(head, node)
@@ -168,7 +178,9 @@ class Index(Scopes):
             target, value = None, None
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
                 target, value = node.target, node.value
-            elif isinstance(node, ast.Call) and len(node.args) == 1 and (
+            elif isinstance(node, ast.Call) and node.args and self.called(node) not in (
+                    "assign_add", "assign") and (
+                    len(node.args) == 1 or parameters.differentiated(self, node.args[0])) and (
                     (method(node) in _HELPER_ADDS and isinstance(node.func, ast.Attribute))
                     or ("accum" in (dotted_name(node.func) or "").split(".")[-1].lower()
                         and isinstance(node.func, (ast.Name, ast.Attribute))
@@ -285,23 +297,6 @@ class Index(Scopes):
                         todo.append((value, node, left - 1))
         return keys, chain
 
-    def assignments(self, binder):
-        """``{name: [(value, node)]}`` for the assignments and for loops of
-        ``binder``'s own scope (the module when None)."""
-        return self.memo(("assignments", id(binder)), lambda: self._assignments(binder))
-
-    def _assignments(self, binder):
-        found = {}
-        for node in self.statements_of(binder):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    for name in set(n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
-                        found.setdefault(name, []).append((node.value, node))
-            elif isinstance(node, ast.For):
-                for name in set(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
-                    found.setdefault(name, []).append((node.iter, node))
-        return found
-
     def values_of(self, name, at):
         """``[(expression, node)]`` that bind ``name`` as seen at ``at``."""
         found = []
@@ -340,4 +335,6 @@ class Index(Scopes):
                 for call in self.callers(binder):
                     if 0 <= position < len(call.args):
                         found.append((call.args[position], call))
+                    found.extend((k.value, call) for k in call.keywords if k.arg == name)
+                found.extend(self.handed_args(binder, name, position))
         return found

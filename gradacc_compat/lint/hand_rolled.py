@@ -245,7 +245,9 @@ class _Checks(object):
                 or not tests or ("GAC110", loop.lineno) in reported:
             return  # (``while True:`` is no condition)
         local = [k for k in keys if k[0] == "name" and k[1] == id(function)]
-        if local and not all(self._same_pass(a, loop) for a in adds if a.key in local):
+        if local and not all(self._same_pass(a, loop) or any(
+                index.loop_of(call) is loop for call in index.callers(a.function))
+                for a in adds if a.key in local):
             return  # (summed in a loop of their own: an epoch's flush after it)
         local = local or [k for k in apply.keys if k[0] == "name" and k[1] == id(function)
                           and self._summed_by_call(k[2], function, loop)]

@@ -33,6 +33,7 @@ def check_module(index, report):
     _running_means(index, report)
     schedule.fed_decisions(index, report)
     branches.skipped_steps(index, report)
+    branches.double_counted(index, report)
     session_loops.partial_cycles(index, report)
     masked.masked_sums(index, report)
 

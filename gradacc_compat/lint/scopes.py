@@ -153,6 +153,23 @@ class Scopes(object):
                 return (value, node)
         return None
 
+    def assignments(self, binder):
+        """``{name: [(value, node)]}`` for the assignments and for loops of
+        ``binder``'s own scope (the module when None)."""
+        return self.memo(("assignments", id(binder)), lambda: self._assignments(binder))
+
+    def _assignments(self, binder):
+        found = {}
+        for node in self.statements_of(binder):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    for name in set(n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                        found.setdefault(name, []).append((node.value, node))
+            elif isinstance(node, ast.For):
+                for name in set(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
+                    found.setdefault(name, []).append((node.iter, node))
+        return found
+
     def appends(self, binder):
         """``{name: [call]}``: ``name.append(x)``, ``.extend(x)``,
         ``.insert(i, x)`` in ``binder``'s own scope (and ``"*x"``: those
@@ -204,6 +221,20 @@ class Scopes(object):
         return self.memo(("handed", id(function)), lambda: [
             n for n in self.calls if name and n.args and method(n) in RUNS
             and (dotted_name(n.args[0]) or "").split(".")[-1] == name])
+
+    def handed_args(self, function, name, position):
+        """``[(value, call)]`` for the parameter ``name`` of a function
+        handed to ``strategy.run(fn, args=(...), kwargs={...})``."""
+        found = []
+        for call in self.handed_to(function):
+            for k in call.keywords:
+                if k.arg == "kwargs" and isinstance(k.value, ast.Dict):
+                    found.extend((v, call) for key, v in zip(k.value.keys, k.value.values)
+                                 if getattr(key, "s", getattr(key, "value", None)) == name)
+                elif k.arg == "args" and isinstance(k.value, (ast.Tuple, ast.List)) \
+                        and 0 <= position < len(k.value.elts):
+                    found.append((k.value.elts[position], call))
+        return found
 
     def exclusive(self, a, b):
         """Whether ``b`` sits in the other branch of an ``if`` above ``a``."""

@@ -1,0 +1,38 @@
+"""Where ``lint``'s dataflow crosses a call: a helper that takes the
+gradients first (``use_accumulation(grads, tvars, opt)``), and the sums a
+function writes through its parameter, which are its callers' sums.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.exprs import GRADIENT_CALLS
+
+__all__ = ["differentiated", "callers_keys"]
+
+
+def differentiated(index, expr):
+    """``expr`` is what a gradient call returns."""
+    return any(isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS
+               for e in index.sources(expr, expr)[1] for n in ast.walk(e))
+
+
+def callers_keys(index, add):
+    """The keys of what the callers pass for the parameter ``add`` writes
+    (``accumulate(sums, x)``, ``strategy.run(accumulate, kwargs={"sums":
+    sums})``): the caller's sums."""
+    function = add.function
+    if add.key[0] != "name" or function is None or id(function) != add.key[1] \
+            or isinstance(function, ast.Lambda):
+        return []
+    found = []
+    for value, _ in index.values_of(add.key[2], function.body[0]):
+        if isinstance(value, ast.Call) or (dotted_name(value) or "").startswith("tf."):
+            continue
+        key = index.key(value)
+        if key is not None and key != add.key:
+            found.append(key)
+    return found
