@@ -25,8 +25,8 @@ def train(strategy, model, optimizer, batches, n_micro):
     @tf.function
     def step(x, y):
         strategy.run(accumulate, kwargs={"sums": sums, "model": model, "x": x, "y": y})
-        if tf.math.mod(global_step, n_micro) == 0:
-            strategy.run(apply_sums, kwargs={"sums": sums, "model": model,  # <- GAC109
+        if tf.math.mod(global_step, n_micro) == 0:  # <- GAC109
+            strategy.run(apply_sums, kwargs={"sums": sums, "model": model,
                                               "n_micro": n_micro, "optimizer": optimizer})
 
     for x, y in batches:
