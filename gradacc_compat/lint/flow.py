@@ -313,13 +313,16 @@ class Index(Scopes):
         binder = self.binder(name, at)
         assigned = self.assignments(binder)
         around = set(id(up) for up in self.ancestors(at)) | set([id(at)])
-        before = [(value, node) for value, node in assigned.get(name, ())
-                  if node.lineno <= at.lineno and id(node) not in around
-                  and not self.exclusive(node, at)]
-        if before:  # the last binding before, and those in the other branch of an if
-            last = max(before, key=lambda pair: pair[1].lineno)[1]
-            found.extend(pair for pair in before
-                         if pair[1] is last or self.exclusive(pair[1], last))
+        before = sorted([(value, node) for value, node in assigned.get(name, ())
+                         if node.lineno <= at.lineno and id(node) not in around],
+                        key=lambda pair: pair[1].lineno)
+        seen = [pair for pair in reversed(before) if not self.exclusive(pair[1], at)][:1]
+        if seen:  # the last binding before, and those in the other branch of an if
+            last = seen[0][1]
+            tops = [up.lineno for up in self.ancestors(last) if isinstance(up, ast.If)]
+            found.extend(pair for pair in before if pair[1].lineno >= min(tops or [last.lineno])
+                         and (pair[1] is last or self.exclusive(pair[1], last))
+                         and not self.exclusive(pair[1], at))
             found.extend(self.returned(name, pair[1]) for pair in list(found)
                          if isinstance(pair[1], ast.Assign))
             found = [pair for pair in found if pair is not None]

@@ -79,10 +79,11 @@ class _Checks(object):
     def _divided_before(self, add):
         """``grad /= N`` on the name ``add`` adds, earlier in its function."""
         names = set(n.id for n in ast.walk(add.value) if isinstance(n, ast.Name))
-        return any(isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Div)
-                   and isinstance(n.target, ast.Name) and n.target.id in names
-                   and n.lineno < add.node.lineno
-                   for n in self.index.statements_of(add.function))
+        divisions = self.index.memo(("/=", id(add.function)), lambda: [
+            n for n in self.index.statements_of(add.function)
+            if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Div)
+            and isinstance(n.target, ast.Name)])
+        return any(n.target.id in names and n.lineno < add.node.lineno for n in divisions)
 
     def _normalized_in_place(self, keys, by_n=False):
         return self.index.memo(("in place", frozenset(keys), by_n),
