@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, method
+from gradacc_compat.lint.exprs import is_division
 
 __all__ = ["masked_sums"]
 
@@ -26,12 +27,33 @@ def masked_sums(index, report):
             sums = [keys for keys in sums if keys]
             if zeros and sums:
                 report(call, "GAC102", sorted(k[-1] for k in sums[0])[0])
+                _undivided(index, report, call, [b for b in branches if b not in zeros][0])
         elif method(call) == "cast" and call.args and _step_test(call.args[0]):
             mask = index.parents.get(call)
             if isinstance(mask, ast.Assign) and len(mask.targets) == 1 \
                     and isinstance(mask.targets[0], ast.Name):
                 for product in _products(index, mask.targets[0].id, mask):
                     report(product, "GAC102", _name(index, product))
+                    _undivided(index, report, product, None)
+
+
+def _undivided(index, report, node, branch):
+    """GAC101 as well when what is handed over on the applying step is the
+    sum itself: nothing on its way divides it."""
+    if branch is not None:
+        function = branch if isinstance(branch, ast.Lambda) else _named(index, branch, node)
+        if function is None:
+            return
+        body = [function.body] if isinstance(function, ast.Lambda) else [function]
+    else:
+        while isinstance(index.parents.get(node), ast.expr):
+            node = index.parents[node]  # ((sums * mask) / n: the whole expression)
+        body = [node]
+    if not any(isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Div)
+               for b in body for n in ast.walk(b)) \
+            and not any(is_division(e) for b in body for n in ast.walk(b)
+                        if isinstance(n, ast.expr) for e in index.sources(n, n)[1]):
+        report(node, "GAC101", _name(index, node))
 
 
 def _zeros(branch):

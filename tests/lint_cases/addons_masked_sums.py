@@ -38,3 +38,13 @@ def transformer(n_micro, step):
                                 lambda: tf.zeros_like(grad)), var))
         return out
     return transform
+
+
+class MaskedSumAccumulation(MaskedAccumulation):
+    # (the tensorflow/addons variant: the masked sum, not divided either)
+    def __call__(self, grads_and_vars):
+        self.step.assign_add(1)
+        can_apply = tf.cast(self.step % self.n_micro == 0, tf.float32)
+        for grad, var in grads_and_vars:
+            self.sums[var.ref()].assign_add(grad)
+        return [(self.sums[v.ref()] * can_apply, v) for _, v in grads_and_vars]  # <- GAC101 GAC102
