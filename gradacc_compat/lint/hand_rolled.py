@@ -241,6 +241,7 @@ class _Checks(object):
         function = apply.function
         tests = [t for _, t in index.guards(apply.node)
                  if not isinstance(t, NUMBER + (getattr(ast, "NameConstant", ast.Num),))
+                 and getattr(t, "id", None) not in ("True", "False")  # (Python 2)
                  and loop is not None and any(up is loop for up in index.ancestors(t))]
         if loop is None or isinstance(function, (type(None), ast.Lambda)) \
                 or not tests or ("GAC110", loop.lineno) in reported:
