@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import branches, keras_updates, masked, schedule, session_loops
+from gradacc_compat.lint import branches, epochs, keras_updates, masked, schedule, session_loops
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import divides_by_n, increment
 
@@ -37,6 +37,7 @@ def check_module(index, report):
     session_loops.partial_cycles(index, report)
     masked.masked_sums(index, report)
     keras_updates.get_updates(index, report)
+    epochs.carried_cycles(index, report)
 
 
 def check_accumulate(index, report, add, reported):

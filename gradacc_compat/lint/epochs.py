@@ -1,0 +1,151 @@
+"""``lint``'s GAC110 across epochs: sums that live longer than an epoch's
+loop, applied there only under a cycle's condition (``if step % N == 0``,
+``tf.cond(count == N, ...)`` in the step the loop calls, ``if ...:
+continue`` before the apply), with nothing applied after the loop: the
+last partial cycle of each epoch is carried into the next one (and the
+last epoch's is dropped). Also for ``model.fit`` over a Keras model whose
+``train_step`` accumulates that way.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.scopes import LOOPS
+
+__all__ = ["carried_cycles"]
+
+
+def carried_cycles(index, report):
+    applying = _applying(index)
+    if not applying:
+        return
+    gated = set(f for f, is_gated in applying.items() if is_gated)
+    for outer in (n for n in ast.walk(index.tree) if isinstance(n, ast.For) and _epochs(n)):
+        for inner in (n for n in ast.walk(outer) if isinstance(n, LOOPS)
+                      and index.loop_of(n) is outer):
+            name = _cycles_in(index, inner, applying, gated)
+            if name and not _applied_after(index, inner, outer, applying):
+                report(inner, "GAC110", name, "carried into the next epoch, unless every "
+                       "epoch's batches are a multiple of N (the last epoch's dropped)")
+    for call in index.calls:
+        if method(call) == "fit" and isinstance(call.func, ast.Attribute) \
+                and _keras_steps(index, gated) and not _flushed_on_epoch_end(index):
+            report(call, "GAC110", _keras_steps(index, gated), "carried into the next epoch "
+                   "by fit, unless every epoch's batches are a multiple of N (the last "
+                   "epoch's dropped)")
+
+
+def _applying(index):
+    """``{id(function): gated}``: the functions that apply accumulated
+    sums (out of the ``tf.cond`` branches they are in), and whether the
+    apply is under a condition there."""
+    found = {}
+    for apply in index.applies:
+        if not apply.keys & index.accumulators:
+            continue
+        function = _step_of(index, apply.function)
+        if function is None:
+            continue
+        gated = index.locally_guarded(apply.node) or function is not apply.function
+        found[id(function)] = found.get(id(function), False) or gated
+    return found
+
+
+def _step_of(index, function):
+    """The function that runs ``function`` as a ``tf.cond`` branch (a
+    lambda, a nested def, a method: ``tf.cond(now, self.apply_sums, ...)``),
+    out of every branch; ``function`` itself when it is none."""
+    while function is not None:
+        cond = index.branch_call(function)
+        if cond is None:
+            return function
+        function = index.function_of(cond)
+    return None
+
+
+def _epochs(loop):
+    words = " ".join(dotted_name(n) or "" for n in ast.walk(loop.target)) + " " + \
+        " ".join(dotted_name(n) or "" for n in ast.walk(loop.iter))
+    return "epoch" in words.lower()
+
+
+def _cycles_in(index, inner, applying, gated):
+    """The accumulators' label when ``inner`` runs a cycle: a call of a
+    step that applies under a condition, or an apply (or a call of a
+    function that applies) under a condition of the loop."""
+    for node in _own(index, inner):
+        callee = index.callee(node) if isinstance(node, ast.Call) else None
+        if callee is not None and id(callee) in gated:
+            return _label(index, callee)
+        is_apply = callee is not None and id(callee) in applying
+        is_apply = is_apply or any(a.node is node and a.keys & index.accumulators
+                                   for a in index.applies)
+        if is_apply and _conditional(index, node, inner):
+            return _label(index, callee or index.function_of(node))
+    return None
+
+
+def _own(index, loop):
+    """The nodes of ``loop``, not in the functions defined in it."""
+    todo, found = list(ast.iter_child_nodes(loop)), []
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if not isinstance(node, FUNCTIONS):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _conditional(index, node, loop):
+    """Under an ``if`` of the loop, or after an ``if ...: continue`` in it."""
+    for up in index.ancestors(node):
+        if up is loop:
+            break
+        if isinstance(up, ast.If):
+            return True
+    statement = [s for s in loop.body if s is node or any(s is a for a in index.ancestors(node))]
+    before = loop.body[:loop.body.index(statement[0])] if statement else []
+    return any(isinstance(s, ast.If) and any(isinstance(b, ast.Continue) for b in s.body)
+               for s in before)
+
+
+def _applied_after(index, inner, outer, applying):
+    end = max(getattr(n, "lineno", 0) for n in ast.walk(inner))
+    for node in _own(index, outer):
+        if getattr(node, "lineno", 0) <= end or not isinstance(node, ast.Call):
+            continue
+        callee = index.callee(node)
+        if (callee is not None and id(callee) in applying) or any(
+                a.node is node for a in index.applies):
+            return True
+    return False
+
+
+def _label(index, function):
+    keys = sorted(k[-1] for a in index.applies if _step_of(index, a.function) is function
+                  for k in a.keys & index.accumulators)
+    return keys[0] if keys else "the sums"
+
+
+def _keras_steps(index, gated):
+    """The label of a Keras ``train_step`` that accumulates and applies
+    under a condition (itself, or the method it calls), or None."""
+    for function in index.functions:
+        if getattr(function, "name", None) != "train_step":
+            continue
+        if id(function) in gated:
+            return _label(index, function)
+        for call in (n for n in ast.walk(function) if isinstance(n, ast.Call)):
+            callee = index.callee(call)
+            if callee is not None and id(callee) in gated:
+                return _label(index, callee)
+    return None
+
+
+def _flushed_on_epoch_end(index):
+    """A callback's ``on_epoch_end`` (or ``on_train_end``) in the file."""
+    return any(getattr(f, "name", None) in ("on_epoch_end", "on_train_end")
+               for f in index.functions)
