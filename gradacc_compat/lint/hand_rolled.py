@@ -121,13 +121,21 @@ class _Checks(object):
 
     def _scaled_in(self, scope, by_n):
         index = self.index
-        for node in ast.walk(scope if scope is not None else index.tree):
+        nodes = list(ast.walk(scope if scope is not None else index.tree))
+        # (a loss named so and not only reported: ``mean_loss = total / k``
+        # for a progress bar is no scaling; unread names count, the loss may
+        # reach the gradient through a call of another function)
+        logged = set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
+                     and method(n) not in GRADIENT_CALLS for a in n.args
+                     if _is_loss(a)) - set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
+                                           and method(n) in GRADIENT_CALLS for a in n.args[:1])
+        for node in nodes:
             scaled = divides_by_n if by_n else is_scaling
             if isinstance(node, ast.Assign) and scaled(node.value) and any(
-                    "loss" in (dotted_name(t) or "").lower() for t in node.targets):
+                    _is_loss(t) and dotted_name(t) not in logged for t in node.targets):
                 return True
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Div) \
-                    and "loss" in (dotted_name(node.target) or "").lower():
+                    and _is_loss(node.target) and dotted_name(node.target) not in logged:
                 return True
             if isinstance(node, ast.Call) and method(node) in GRADIENT_CALLS and node.args \
                     and self._scaled_value(node.args[0], node, scaled, 4):
@@ -161,6 +169,9 @@ class _Checks(object):
     def _schedule(self, apply, adds):
         index = self.index
         guards = index.guards(apply.node)
+        if self._one_per_apply(apply, adds):
+            self.report(apply.node, "GAC102", label(adds[0]))
+            return
         if not guards:
             if not self._runs_now(apply):
                 return  # a TF1 graph op, run when the session runs it
@@ -232,11 +243,28 @@ class _Checks(object):
                 return True
         return False
 
+    def _one_per_apply(self, apply, adds):
+        """The branch that applies also adds the micro-batch and makes the
+        sums anew after the apply, and nothing adds elsewhere: ``if ...: sums
+        += g; apply(sums / N); sums = 0``, one micro-batch per apply."""
+        index = self.index
+        branch = next((up for up in index.ancestors(apply.node) if isinstance(up, ast.If)), None)
+        if branch is None or not adds or index.function_of(branch) is not apply.function:
+            return False
+        inside = set(id(n) for s in branch.body for n in ast.walk(s))
+        if not all(id(a.node) in inside and a.node.lineno < apply.node.lineno for a in adds):
+            return False
+        return any(isinstance(n, ast.Assign) and n.lineno > apply.node.lineno
+                   and any(index.key(t) == a.key for t in n.targets for a in adds)
+                   for s in branch.body for n in ast.walk(s))
+
     def _dropped_cycle(self, apply, keys, adds, reported):
         """GAC110: local sums applied only inside the loop that fills them,
         nothing after it: what the last partial cycle holds is lost when the
         function returns (or the next epoch makes the sums anew)."""
         index = self.index
+        if self._one_per_apply(apply, adds):
+            return
         loop = index.loop_of(apply.node)
         function = apply.function
         tests = [t for _, t in index.guards(apply.node)
@@ -284,6 +312,10 @@ class _Checks(object):
         (eager, ``tf.function``), not an op built for a session to run later
         (``train_op = opt.apply_gradients(...)`` in TF1 graph code)."""
         return isinstance(self.index.parents.get(apply.node), ast.Expr)
+
+
+def _is_loss(node):
+    return "loss" in (dotted_name(node) or "").lower()
 
 
 _PER_VARIABLE = ("grad", "accum", "var", "weight", "param", "slot", "sum")
