@@ -5,7 +5,7 @@
 import tensorflow as tf
 
 
-def train_epoch(model, dataset, optimizer, loss_fn, n_micro, global_step):
+def train_epoch(model, dataset, optimizer, loss_fn, n_micro, micro_step):
     variables = model.trainable_variables
     sums = [tf.zeros_like(v) for v in variables]
     running, seen = 0.0, 0
@@ -17,12 +17,12 @@ def train_epoch(model, dataset, optimizer, loss_fn, n_micro, global_step):
         seen += 1
         mean_loss = running / seen
         print("loss %.4f" % mean_loss)
-        if global_step % n_micro:
+        if micro_step % n_micro:
             sums = [s + g for s, g in zip(sums, grads)]
             sums = [s / n_micro for s in sums]
             optimizer.apply_gradients(zip(sums, variables))  # <- GAC102
             sums = [tf.zeros_like(v) for v in variables]
         else:
             optimizer.apply_gradients(zip(grads, variables))
-        global_step += 1
-    return global_step
+        micro_step += 1
+    return micro_step
