@@ -212,8 +212,9 @@ class Index(Scopes):
             if target is None or value is None or isinstance(value, NUMBER):
                 continue
             key = self.key(target)
-            if key is not None and not (isinstance(node, ast.Call) and method(node) == "assign_add"
-                                        and key in self.keys_in(value)):
+            if key is not None and "loss" not in str(key[-1]).lower() and not (
+                    isinstance(node, ast.Call) and method(node) == "assign_add"
+                    and key in self.keys_in(value)):  # (a summed loss is no sum of gradients)
                 # (``acc.assign_add(acc / n)`` adds the sum to itself: no gradient)
                 found.append(Accumulate(key, node, self.function_of(node), value))
         return found

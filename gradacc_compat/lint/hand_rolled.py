@@ -271,9 +271,9 @@ class _Checks(object):
                  if not isinstance(t, NUMBER + (getattr(ast, "NameConstant", ast.Num),))
                  and getattr(t, "id", None) not in ("True", "False")  # (Python 2)
                  and loop is not None and any(up is loop for up in index.ancestors(t))]
-        if loop is None or isinstance(function, (type(None), ast.Lambda)) \
-                or not tests or ("GAC110", loop.lineno) in reported:
-            return  # (``while True:`` is no condition)
+        if loop is None or isinstance(function, (type(None), ast.Lambda)) or not tests \
+                or ("GAC110", loop.lineno) in reported or index.loop_of(loop) is not None:
+            return  # (``while True:`` is no condition; a loop in a loop: ``epochs``)
         local = [k for k in keys if k[0] == "name" and k[1] == id(function)]
         if local and not all(self._same_pass(a, loop) or any(
                 index.loop_of(call) is loop for call in index.callers(a.function))

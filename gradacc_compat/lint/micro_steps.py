@@ -9,7 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import branches, epochs, keras_updates, masked, schedule, session_loops
+from gradacc_compat.lint import (branches, discarded, epochs, keras_updates, masked, schedule,
+                                 session_loops)
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import divides_by_n, increment
 
@@ -38,6 +39,7 @@ def check_module(index, report):
     masked.masked_sums(index, report)
     keras_updates.get_updates(index, report)
     epochs.carried_cycles(index, report)
+    discarded.thrown_away_means(index, report)
 
 
 def check_accumulate(index, report, add, reported):
@@ -57,8 +59,9 @@ def _raw_applies(index, report):
         if add.key in consumed:
             accumulating.setdefault(id(index.step_scope(add.node)), label(add))
     for apply in index.applies:
-        if apply.keys & index.accumulators or index.locally_guarded(apply.node):
-            continue
+        if apply.keys & index.accumulators or index.locally_guarded(apply.node) \
+                or isinstance(index.parents.get(apply.node), (ast.Assign, ast.keyword)):
+            continue  # (``train_op = opt.apply_gradients(...)``: an op the session may run)
         name = accumulating.get(id(index.step_scope(apply.node)))
         if name:
             report(apply.node, "GAC102", name)
