@@ -332,8 +332,9 @@ class Index(Scopes):
                      if since <= node.lineno <= at.lineno)
         if not found and binder is not None and not isinstance(binder, ast.Lambda):
             params = [getattr(a, "arg", None) or getattr(a, "id", None) for a in binder.args.args]
-            if name in params:
-                position = params.index(name)
+            keyword_only = [a.arg for a in getattr(binder.args, "kwonlyargs", [])]
+            if name in params or name in keyword_only:
+                position = params.index(name) if name in params else -1
                 if params and params[0] == "self":
                     position -= 1
                 for call in self.callers(binder):

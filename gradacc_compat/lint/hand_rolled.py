@@ -126,7 +126,8 @@ class _Checks(object):
         # for a progress bar is no scaling; unread names count, the loss may
         # reach the gradient through a call of another function)
         logged = set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
-                     and method(n) not in GRADIENT_CALLS for a in n.args
+                     and method(n) not in GRADIENT_CALLS
+                     for a in list(n.args) + [k.value for k in n.keywords]
                      if _is_loss(a)) - set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
                                            and method(n) in GRADIENT_CALLS for a in n.args[:1])
         for node in nodes:
