@@ -256,3 +256,17 @@ def test_cli_reports_exits_and_suggests():
     assert code == 2 and "usage" in err
     code, _, err = _run_cli(os.path.join(folder, "missing.py"))
     assert code == 2 and "cannot lint" in err
+
+
+def test_readme_lists_every_code_with_a_line_that_has_it():
+    """The README's lint table: one row per code, with its example."""
+    import io
+    import os
+    from gradacc_compat.lint.rules import CODES
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with io.open(os.path.join(root, "README.md"), encoding="utf-8") as f:
+        rows = [line for line in f if line.startswith("| GAC")]
+    listed = dict((row.split("|")[1].strip(), row.split("|")) for row in rows)
+    assert sorted(listed) == sorted(CODES)
+    for code, cells in listed.items():
+        assert len(cells) >= 4 and cells[2].strip() and cells[3].strip(), code
