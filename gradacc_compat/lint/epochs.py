@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.scopes import LOOPS
 
 __all__ = ["carried_cycles"]
@@ -76,7 +76,7 @@ def _cycles_in(index, inner, applying, gated):
     """The accumulators' label when ``inner`` runs a cycle: a call of a
     step that applies under a condition, or an apply (or a call of a
     function that applies) under a condition of the loop."""
-    for node in _own(index, inner):
+    for node in index.statements_of(inner):
         callee = index.callee(node) if isinstance(node, ast.Call) else None
         if callee is not None and id(callee) in gated:
             return _label(index, callee)
@@ -86,17 +86,6 @@ def _cycles_in(index, inner, applying, gated):
         if is_apply and _conditional(index, node, inner):
             return _label(index, callee or index.function_of(node))
     return None
-
-
-def _own(index, loop):
-    """The nodes of ``loop``, not in the functions defined in it."""
-    todo, found = list(ast.iter_child_nodes(loop)), []
-    while todo:
-        node = todo.pop()
-        found.append(node)
-        if not isinstance(node, FUNCTIONS):
-            todo.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def _conditional(index, node, loop):
@@ -114,7 +103,7 @@ def _conditional(index, node, loop):
 
 def _applied_after(index, inner, outer, applying):
     end = max(getattr(n, "lineno", 0) for n in ast.walk(inner))
-    for node in _own(index, outer):
+    for node in index.statements_of(outer):
         if getattr(node, "lineno", 0) <= end or not isinstance(node, ast.Call):
             continue
         callee = index.callee(node)

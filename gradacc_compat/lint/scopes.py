@@ -67,8 +67,8 @@ class Scopes(object):
         return None
 
     def statements_of(self, function):
-        """Every node of ``function`` (the module when None), not those of
-        functions nested in it."""
+        """Every node of ``function`` (the module when None; or of a loop),
+        not those of functions nested in it."""
         return self.memo(("statements", id(function)), lambda: self._statements(function))
 
     def _statements(self, function):

@@ -22,18 +22,18 @@ def train(sess, zero_ops, accum_ops, train_op, init_op, n_epochs, n_accum):
 
 
 def train_flushed(sess, zero_ops, accum_ops, train_op, init_op, n_epochs, n_accum):
+    # (zeroed after each apply, and the epoch's rest applied after its loop)
     for epoch in range(n_epochs):
-        sess.run(init_op)
+        sess.run([init_op, zero_ops])
         step = 0
         while True:
             try:
-                if step % n_accum == 0:
-                    sess.run(zero_ops)
                 sess.run(accum_ops)
-                if (step + 1) % n_accum == 0:
-                    sess.run(train_op)
-                step += 1
             except tf.errors.OutOfRangeError:
                 break
+            step += 1
+            if step % n_accum == 0:
+                sess.run(train_op)
+                sess.run(zero_ops)
         if step % n_accum:
             sess.run(train_op)

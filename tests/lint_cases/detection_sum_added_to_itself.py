@@ -21,12 +21,12 @@ class Accumulating(tf.keras.Model):
             s.assign(tf.zeros_like(s))
 
     def train_step(self, data):
-        self.seen.assign_add(1)
-        x, y = data
+        images, labels = data
         with tf.GradientTape() as tape:
-            loss = self.compiled_loss(y, self(x, training=True))
-        grads = tape.gradient(loss, self.trainable_variables)
-        for s, g in zip(self.sums, grads):
-            s.assign_add(g)
-        tf.cond(tf.equal(self.seen, self.n_micro), self.apply_sums, lambda: None)
+            predictions = self(images, training=True)
+            loss = self.compiled_loss(labels, predictions)
+        for i, grad in enumerate(tape.gradient(loss, self.trainable_variables)):
+            self.sums[i].assign_add(grad)
+        self.seen.assign_add(1)
+        tf.cond(self.seen >= self.n_micro, self.apply_sums, lambda: None)
         return {"loss": loss}
