@@ -13,16 +13,16 @@ import ast
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 from gradacc_compat.lint.exprs import increment
 
-__all__ = ["double_counted", "skipped_steps"]
+__all__ = ["branch_function", "cond_branches", "double_counted", "skipped_steps"]
 
 _APPLIES = ("apply_gradients", "_apply_gradients", "minimize")
 
 
 def skipped_steps(index, report):
-    conds = [c for c in index.calls if method(c) == "cond" and _branches(c)[0] is not None]
+    conds = [c for c in index.calls if method(c) == "cond" and cond_branches(c)[0] is not None]
     applying = {}  # the predicate's dump -> the position of the branch that applies
     for call in conds:
-        for position, branch in enumerate(_branches(call)):
+        for position, branch in enumerate(cond_branches(call)):
             if _applies(index, branch):
                 applying[ast.dump(_predicate(call))] = position
     for call in conds:
@@ -31,7 +31,7 @@ def skipped_steps(index, report):
         if position is None:
             continue
         counted = set(dotted_name(n) for n in ast.walk(predicate))
-        skip = _branches(call)[1 - position]
+        skip = cond_branches(call)[1 - position]
         for node in _runs(index, skip):
             counter = increment(node)
             if counter and counter not in counted:
@@ -45,7 +45,7 @@ def double_counted(index, report):
     parent's ``apply_gradients`` in the branch that applies: the steps that
     apply count twice, so the cycles after the first are N - 1 long."""
     for call in index.calls:
-        branches = _branches(call) if method(call) == "cond" else (None, None)
+        branches = cond_branches(call) if method(call) == "cond" else (None, None)
         if branches[0] is None:
             continue
         predicate = _predicate(call)
@@ -71,7 +71,7 @@ def _predicate(call):
     return call.args[0] if call.args else call
 
 
-def _branches(call):
+def cond_branches(call):
     """The ``(true_fn, false_fn)`` of a ``tf.cond``, (None, None) when absent."""
     found = list(call.args[1:3])
     found += [None] * (2 - len(found))
@@ -81,10 +81,18 @@ def _branches(call):
     return tuple(found) if all(b is not None for b in found) else (None, None)
 
 
-def _function(index, branch):
-    """The def or lambda a branch names, or None."""
+def branch_function(index, branch, at):
+    """The def or lambda a ``tf.cond`` branch names: a lambda itself; for a
+    name, the last def of it before ``at`` in the scope that binds it; else
+    the one def of the file with that name (``self.apply_sums``); or None."""
     if isinstance(branch, ast.Lambda):
         return branch
+    if isinstance(branch, ast.Name):
+        defs = [f for f in index.statements_of(index.binder(branch.id, at))
+                if isinstance(f, ast.FunctionDef) and f.name == branch.id
+                and f.lineno < at.lineno]
+        if defs:
+            return max(defs, key=lambda f: f.lineno)
     name = (dotted_name(branch) or "").split(".")[-1]
     named = [f for f in index.functions if getattr(f, "name", None) == name]
     return named[0] if len(named) == 1 else None
@@ -93,14 +101,15 @@ def _function(index, branch):
 def _runs(index, branch, hops=2):
     """The nodes a branch runs: its function's, and those of the file's
     functions it calls (``hops`` deep)."""
-    function = _function(index, branch)
+    function = branch_function(index, branch, branch)
     if function is None:
         return []
     found = list(index.statements_of(function)) if not isinstance(function, ast.Lambda) \
         else list(ast.walk(function.body))
     for node in list(found):
         if hops and isinstance(node, ast.Call):
-            callee = _function(index, node.func) if isinstance(node.func, ast.Name) else None
+            callee = branch_function(index, node.func, node) \
+                if isinstance(node.func, ast.Name) else None
             if callee is not None and not isinstance(callee, ast.Lambda):
                 found += _runs(index, node.func, hops - 1)
     return found

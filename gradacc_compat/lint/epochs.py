@@ -30,10 +30,10 @@ def carried_cycles(index, report):
             if name and not _applied_after(index, inner, outer, applying):
                 report(inner, "GAC110", name, "carried into the next epoch, unless every "
                        "epoch's batches are a multiple of N (the last epoch's dropped)")
-    for call in index.calls:
-        if method(call) == "fit" and isinstance(call.func, ast.Attribute) \
-                and _keras_steps(index, gated) and not _flushed_on_epoch_end(index):
-            report(call, "GAC110", _keras_steps(index, gated), "carried into the next epoch "
+    fits = [c for c in index.calls if method(c) == "fit" and isinstance(c.func, ast.Attribute)]
+    name = _keras_steps(index, gated) if fits and not _flushed_on_epoch_end(index) else None
+    for call in fits if name else ():
+        report(call, "GAC110", name, "carried into the next epoch "
                    "by fit, unless every epoch's batches are a multiple of N (the last "
                    "epoch's dropped)")
 
@@ -46,24 +46,12 @@ def _applying(index):
     for apply in index.applies:
         if not apply.keys & index.accumulators:
             continue
-        function = _step_of(index, apply.function)
+        function = index.step_scope(apply.node)
         if function is None:
             continue
         gated = index.locally_guarded(apply.node) or function is not apply.function
         found[id(function)] = found.get(id(function), False) or gated
     return found
-
-
-def _step_of(index, function):
-    """The function that runs ``function`` as a ``tf.cond`` branch (a
-    lambda, a nested def, a method: ``tf.cond(now, self.apply_sums, ...)``),
-    out of every branch; ``function`` itself when it is none."""
-    while function is not None:
-        cond = index.branch_call(function)
-        if cond is None:
-            return function
-        function = index.function_of(cond)
-    return None
 
 
 def _epochs(loop):
@@ -114,7 +102,7 @@ def _applied_after(index, inner, outer, applying):
 
 
 def _label(index, function):
-    keys = sorted(k[-1] for a in index.applies if _step_of(index, a.function) is function
+    keys = sorted(k[-1] for a in index.applies if index.step_scope(a.node) is function
                   for k in a.keys & index.accumulators)
     return keys[0] if keys else "the sums"
 

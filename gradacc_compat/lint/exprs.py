@@ -10,8 +10,9 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 
-__all__ = ["CONDS", "GRADIENT_CALLS", "any_increment", "counter_name", "divides_by_n",
-           "increment", "is_division", "is_scaling", "loads", "number", "outside_gradients"]
+__all__ = ["CONDS", "GRADIENT_CALLS", "any_increment", "compared_to_zero", "counter_name",
+           "divides_by_n", "increment", "is_division", "is_scaling", "loads", "modulo_tested",
+           "number", "outside_gradients"]
 
 #: Calls whose function arguments run conditionally (branches).
 CONDS = ("cond", "smart_cond", "case", "switch", "where")
@@ -90,6 +91,24 @@ def number(node):
     if isinstance(node, NUMBER):
         return getattr(node, "n", getattr(node, "value", None))
     return None
+
+
+def compared_to_zero(node, ops=(ast.Eq,)):
+    """``X`` of ``X == 0`` (a comparison by one of ``ops``) or of
+    ``tf.equal(X, 0)``, else None."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ops) \
+            and number(node.comparators[0]) == 0:
+        return node.left
+    if ast.Eq in ops and isinstance(node, ast.Call) and method(node) == "equal" \
+            and len(node.args) == 2 and number(node.args[1]) == 0:
+        return node.args[0]
+    return None
+
+
+def modulo_tested(node, ops=(ast.Eq,)):
+    """``X % N`` of ``X % N == 0`` (or ``tf.equal(X % N, 0)``), else None."""
+    left = compared_to_zero(node, ops)
+    return left if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod) else None
 
 
 def counter_name(node):

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import micro_steps, schedule
+from gradacc_compat.lint import micro_steps, parameters, schedule
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 from gradacc_compat.lint.exprs import GRADIENT_CALLS, divides_by_n, is_division, is_scaling
 from gradacc_compat.lint.micro_steps import label
@@ -40,7 +40,7 @@ class _Checks(object):
         # (an apply inside a helper that another apply calls -- ``def
         # _apply_gradients(pairs): return opt.apply_gradients(pairs)`` -- is
         # decided at the call, where the sums are handed over)
-        helpers = set(id(index.callee(a.node)) for a in index.applies if index.callee(a.node))
+        helpers = set(id(f) for f in (index.callee(a.node) for a in index.applies) if f is not None)
         for apply in index.applies:
             keys = apply.keys & index.accumulators
             if not keys or id(apply.function) in helpers:
@@ -56,8 +56,7 @@ class _Checks(object):
 
     def _of_gradients(self, add):
         """Whether what ``add`` accumulates comes from a gradient call."""
-        return any(isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS
-                   for e in self.index.sources(add.value, add.value)[1] for n in ast.walk(e))
+        return parameters.differentiated(self.index, add.value)
 
     # -- GAC101 / GAC108: dividing by N ------------------------------------
     def _division(self, apply, keys, adds):

@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
-from gradacc_compat.lint.exprs import number
+from gradacc_compat.lint.exprs import modulo_tested, number
 
 __all__ = ["get_updates"]
 
@@ -53,14 +53,8 @@ def _advanced_first(index, cls):
 
 def _modulo_test(node, counters):
     """``K.equal(X % N, 0)`` (or ``==``) for X in ``counters``."""
-    if isinstance(node, ast.Call) and method(node) == "equal" and len(node.args) == 2:
-        left, right = node.args
-    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
-        left, right = node.left, node.comparators[0]
-    else:
-        return False
-    return number(right) == 0 and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod) \
-        and dotted_name(left.left) in counters
+    modulo = modulo_tested(node)
+    return modulo is not None and dotted_name(modulo.left) in counters
 
 
 def _counts_from_iterations(value):

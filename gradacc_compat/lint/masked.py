@@ -12,7 +12,8 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, method
-from gradacc_compat.lint.exprs import is_division
+from gradacc_compat.lint.branches import branch_function, cond_branches
+from gradacc_compat.lint.exprs import is_division, modulo_tested
 
 __all__ = ["masked_sums"]
 
@@ -20,15 +21,14 @@ __all__ = ["masked_sums"]
 def masked_sums(index, report):
     for call in index.calls:
         if method(call) == "cond":
-            branches = list(call.args[1:3]) + [k.value for k in call.keywords
-                                                 if k.arg in ("true_fn", "false_fn")]
+            branches = [b for b in cond_branches(call) if b is not None]
             zeros = [b for b in branches if _zeros(b)]
             sums = [_sums_read(index, b, call) for b in branches if b not in zeros]
             sums = [keys for keys in sums if keys]
             if zeros and sums:
                 report(call, "GAC102", sorted(k[-1] for k in sums[0])[0])
                 _undivided(index, report, call, [b for b in branches if b not in zeros][0])
-        elif method(call) == "cast" and call.args and _step_test(call.args[0]):
+        elif method(call) == "cast" and call.args and modulo_tested(call.args[0]) is not None:
             mask = index.parents.get(call)
             if isinstance(mask, ast.Assign) and len(mask.targets) == 1 \
                     and isinstance(mask.targets[0], ast.Name):
@@ -41,7 +41,7 @@ def _undivided(index, report, node, branch):
     """GAC101 as well when what is handed over on the applying step is the
     sum itself: nothing on its way divides it."""
     if branch is not None:
-        function = branch if isinstance(branch, ast.Lambda) else _named(index, branch, node)
+        function = branch_function(index, branch, node)
         if function is None:
             return
         body = [function.body] if isinstance(function, ast.Lambda) else [function]
@@ -68,7 +68,7 @@ def _zeros(branch):
 
 def _sums_read(index, branch, call):
     """The accumulators a branch returns what it reads of."""
-    function = branch if isinstance(branch, ast.Lambda) else _named(index, branch, call)
+    function = branch_function(index, branch, call)
     if function is None:
         return set()
     returns = [function.body] if isinstance(function, ast.Lambda) else [
@@ -77,27 +77,9 @@ def _sums_read(index, branch, call):
                if k in index.accumulators)
 
 
-def _named(index, branch, call):
-    """The def a branch names: the last of that name before the call, in
-    the scope that binds it."""
-    if not isinstance(branch, ast.Name):
-        return None
-    binder = index.binder(branch.id, call)
-    found = [f for f in index.statements_of(binder) if isinstance(f, ast.FunctionDef)
-             and f.name == branch.id and f.lineno < call.lineno]
-    return max(found, key=lambda f: f.lineno) if found else None
-
-
 def _name(index, node):
     keys = index.sources(node, node)[0] & index.accumulators
     return sorted(k[-1] for k in keys)[0] if keys else "the sums"
-
-
-def _step_test(node):
-    """``step % N == 0``."""
-    return isinstance(node, ast.Compare) and len(node.ops) == 1 \
-        and isinstance(node.ops[0], ast.Eq) and isinstance(node.left, ast.BinOp) \
-        and isinstance(node.left.op, ast.Mod)
 
 
 def _products(index, mask, assign):

@@ -12,7 +12,8 @@ import ast
 
 from gradacc_compat.lint import flow
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
-from gradacc_compat.lint.exprs import any_increment, counter_name, increment, number
+from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_name, increment,
+                                       modulo_tested, number)
 
 __all__ = ["Irregular", "fed_decisions"]
 
@@ -209,14 +210,8 @@ class Irregular(object):
 
     def _modulo_of(self, node):
         """``X % N`` (or ``tf.math.mod(X, N)``) compared with 0, else None."""
-        compared = None
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq) \
-                and number(node.comparators[0]) == 0:
-            compared = node.left
-        elif isinstance(node, ast.Call) and method(node) == "equal" and len(node.args) == 2 \
-                and number(node.args[1]) == 0:
-            compared = node.args[0]
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        compared = compared_to_zero(node)
+        if compared is None and isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             compared = node.operand
         if isinstance(compared, ast.BinOp) and isinstance(compared.op, ast.Mod):
             return compared
@@ -275,18 +270,7 @@ class Irregular(object):
     def _counted_after(self, counter, apply):
         """A Python counter made 0 and advanced after the ``% N`` test in the
         loop around the apply: the test sees 0 on the first micro-batch."""
-        index = self.index
-        loop = index.loop_of(apply.node)
-        if loop is None:
-            return None
-        assigned = index.assignments(index.binder(counter.id, apply.node))
-        starts = [number(value) for value, node in assigned.get(counter.id, ())
-                  if not any(up is loop for up in index.ancestors(node))]
-        if starts != [0]:
-            return None
-        moves = [n for n in index.statements_of(index.function_of(apply.node))
-                 if any_increment(n) == counter.id and any(up is loop for up in index.ancestors(n))]
-        if moves and all(n.lineno > apply.node.lineno for n in moves):
+        if _made_zero_advanced_after(self.index, counter.id, apply.node):
             return ("`%s %% N == 0` with `%s` made 0 and advanced after the test: the first "
                     "cycle is one micro-batch" % (counter.id, counter.id))
         return None
@@ -308,14 +292,11 @@ def fed_decisions(index, report):
         if type(key).__name__ == "Index":  # (Python < 3.9)
             key = key.value
         name = (dotted_name(key) or "").split(".")[-1].lower()
-        test = node.value
-        if not any(word in name for word in _DECIDES) or not isinstance(test, ast.Compare) \
-                or len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.NotEq)) \
-                or number(test.comparators[0]) != 0 \
-                or not isinstance(test.left, ast.BinOp) or not isinstance(test.left.op, ast.Mod) \
-                or not isinstance(test.left.left, ast.Name):
+        modulo = modulo_tested(node.value, (ast.Eq, ast.NotEq))
+        if not any(word in name for word in _DECIDES) or modulo is None \
+                or not isinstance(modulo.left, ast.Name):
             continue
-        counter = test.left.left.id
+        counter = modulo.left.id
         if _made_zero_advanced_after(index, counter, node):
             report(node, "GAC109", "`%s %% N` decides the update fed to `%s` with `%s` made 0 "
                    "and advanced after it: the first update comes after one micro-batch"
@@ -323,6 +304,8 @@ def fed_decisions(index, report):
 
 
 def _made_zero_advanced_after(index, counter, at):
+    """``counter`` made 0 outside the loop around ``at`` and advanced in it,
+    only after ``at``: ``at`` sees 0 on the loop's first pass."""
     loop = index.loop_of(at)
     if loop is None:
         return False

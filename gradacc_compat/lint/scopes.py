@@ -278,12 +278,14 @@ class Scopes(object):
 
     def step_scope(self, node):
         """The function that runs every micro-step around ``node``: out of
-        the ``tf.cond`` branches (lambdas, nested defs) it sits in."""
+        the ``tf.cond`` branches it sits in (lambdas, nested defs, methods
+        passed by name), to the function that calls the ``tf.cond``."""
         function = self.function_of(node)
         while function is not None:
-            if self.branch_call(function) is None:
+            cond = self.branch_call(function)
+            if cond is None:
                 return function
-            function = self.function_of(function)
+            function = self.function_of(cond)
         return None
 
     def locally_guarded(self, node):
