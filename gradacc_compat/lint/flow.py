@@ -46,7 +46,7 @@ class Index(Scopes):
 
     def __init__(self, tree):
         Scopes.__init__(self, tree)
-        self._bindings, self._keying = {}, set()
+        self._keying = set()
         self.accumulates = self._find_accumulates()
         self.accumulates += [Accumulate(key, a.node, a.function, a.value)
                              for a in list(self.accumulates)
@@ -55,35 +55,6 @@ class Index(Scopes):
         self.accumulators = set(a.key for a in self.accumulates)
 
     # ---------------------------------------------------------------- keys
-    def _bound_in(self, function):
-        """Names bound in ``function`` (the module when None)."""
-        if function in self._bindings:
-            return self._bindings[function]
-        names = set()
-        if function is not None:
-            args = function.args
-            for arg in list(args.args) + list(getattr(args, "kwonlyargs", [])):
-                names.add(getattr(arg, "arg", None) or getattr(arg, "id", None))
-            for extra in (args.vararg, args.kwarg):
-                if extra is not None:
-                    names.add(getattr(extra, "arg", extra))
-        for node in self.statements_of(function):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Param)):
-                names.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                names.add(node.name)
-        self._bindings[function] = names
-        return names
-
-    def binder(self, name, node):
-        """The function whose scope binds ``name`` as seen at ``node``."""
-        function = self.function_of(node)
-        while function is not None:
-            if name in self._bound_in(function):
-                return function
-            function = self.function_of(function)
-        return None
-
     def key(self, node):
         """The accumulator key of an expression that names one (``acc``,
         ``acc[i]``, ``self.acc``, ``self.acc[i]``), or None."""
@@ -263,39 +234,49 @@ class Index(Scopes):
                     arg = kw.value
             if arg is None:
                 continue
-            keys, chain = self.sources(arg, node)
+            keys, chain = self.sources(arg, node, refine=True)
             found.append(Apply(node, self.function_of(node), keys, chain))
         return found
 
-    def sources(self, expr, at, depth=4):
+    def sources(self, expr, at, depth=4, refine=False):
         """The keys ``expr`` (at node ``at``) reads, following back the
         assignments of the names it reads in the scope that binds them
         (closures too), the loops and comprehensions that bind them, and a
         function's parameters to the arguments of its calls in this file
-        (``depth`` hops); and the expressions passed through."""
-        return self.memo(("sources", id(expr), id(at), depth),
-                         lambda: self._sources(expr, at, depth))
+        (``depth`` hops; with ``refine``, ``grads = clip(grads)`` that
+        rebinds the same name is no hop); and the expressions passed
+        through."""
+        return self.memo(("sources", id(expr), id(at), depth, refine),
+                         lambda: self._sources(expr, at, depth, refine))
 
-    def _sources(self, expr, at, depth):
-        keys, chain, seen = set(), [], set()
-        todo = [(expr, at, depth)]
+    def _sources(self, expr, at, depth, refine):
+        keys, chain, seen = set(), [], {}
+        todo = [(expr, at, depth, None)]
         while todo:
-            current, where, left = todo.pop(0)
-            if id(current) in seen:
+            current, where, left, bound = todo.pop(0)
+            if seen.get(id(current), -1) >= left:
                 continue
-            seen.add(id(current))
-            keys |= self.keys_in(current, settings=False)
-            chain.append(current)
+            if id(current) not in seen:
+                keys |= self.keys_in(current, settings=False)
+                chain.append(current)
+            seen[id(current)] = left
             if left <= 0:
                 continue
             for load in loads(current, settings=False):
+                if isinstance(load, ast.Attribute) and load.attr in _HELPER_READS \
+                        and isinstance(load.value, ast.Name) and load.value.id != "self":
+                    load = load.value  # (a helper's sums: where the helper comes from)
                 if isinstance(load, ast.Name):
                     # (an element of a list the sums are written through:
                     # ``sums.append(total)``, then ``sums[i] += g``)
                     keys.update(self.key(call.func.value) for call in self.appends(
                         self.binder(load.id, where)).get("*" + load.id, ()))
+                    # (``grads = clip(grads)`` refines the same name: no hop)
                     for value, node in self.values_of(load.id, where):
-                        todo.append((value, node, left - 1))
+                        # (or walks its elements: ``for g in grads``)
+                        cost = 0 if refine and (load.id == bound or isinstance(
+                            node, _COMPREHENSIONS)) else 1
+                        todo.append((value, node, left - cost, load.id))
         return keys, chain
 
     def values_of(self, name, at):

@@ -45,6 +45,35 @@ class Scopes(object):
             self._memo[key] = compute()
         return self._memo[key]
 
+    def _bound_in(self, function):
+        """Names bound in ``function`` (the module when None)."""
+        return self.memo(("bound in", id(function)), lambda: self._find_bound(function))
+
+    def _find_bound(self, function):
+        names = set()
+        if function is not None:
+            args = function.args
+            for arg in list(args.args) + list(getattr(args, "kwonlyargs", [])):
+                names.add(getattr(arg, "arg", None) or getattr(arg, "id", None))
+            for extra in (args.vararg, args.kwarg):
+                if extra is not None:
+                    names.add(getattr(extra, "arg", extra))
+        for node in self.statements_of(function):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Param)):
+                names.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+        return names
+
+    def binder(self, name, node):
+        """The function whose scope binds ``name`` as seen at ``node``."""
+        function = self.function_of(node)
+        while function is not None:
+            if name in self._bound_in(function):
+                return function
+            function = self.function_of(function)
+        return None
+
     def ancestors(self, node):
         node = self.parents.get(node)
         while node is not None:
