@@ -9,9 +9,9 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import micro_steps, parameters, schedule
+from gradacc_compat.lint import losses, micro_steps, parameters, schedule
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
-from gradacc_compat.lint.exprs import GRADIENT_CALLS, divides_by_n, is_division, is_scaling
+from gradacc_compat.lint.exprs import divides_by_n, is_division
 from gradacc_compat.lint.micro_steps import label
 
 __all__ = ["check"]
@@ -66,11 +66,12 @@ class _Checks(object):
             is_division(e) for e in index.sources(a.value, a.value)[1])
             or self._divided_before(a)) for a in adds)
         in_place = self._normalized_in_place(keys | apply.keys)
-        loss = any(self._loss_scaled(a) for a in adds)
+        loss = any(losses.scaled(index, a) for a in adds)
         name = label(adds[0])
-        if not (at_apply or at_add or in_place or loss):
+        if not (at_apply or at_add or in_place or loss or all(
+                losses.summed(index, a) for a in adds)):
             self.report(apply.node, "GAC101", name)
-        elif loss and any(self._loss_scaled(a, by_n=True) for a in adds) and (
+        elif loss and any(losses.scaled(index, a, by_n=True) for a in adds) and (
                 any(divides_by_n(e) for e in apply.chain) or self._normalized_in_place(
                     keys, by_n=True)):
             self.report(apply.node, "GAC108", name)
@@ -109,60 +110,6 @@ class _Checks(object):
                     continue
                 if index.key(owner) in keys and divides(value):
                     return True
-        return False
-
-    def _loss_scaled(self, add, by_n=False):
-        """The loss divided before the gradients are taken: anywhere in the
-        accumulating method's class, or the module for functions."""
-        index = self.index
-        scope = index.class_of(add.function) if add.function is not None else None
-        return index.memo(("loss", id(scope), by_n), lambda: self._scaled_in(scope, by_n))
-
-    def _scaled_in(self, scope, by_n):
-        index = self.index
-        nodes = list(ast.walk(scope if scope is not None else index.tree))
-        # (a loss named so and not only reported: ``mean_loss = total / k``
-        # for a progress bar is no scaling; unread names count, the loss may
-        # reach the gradient through a call of another function)
-        logged = set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
-                     and method(n) not in GRADIENT_CALLS
-                     for a in list(n.args) + [k.value for k in n.keywords]
-                     if _is_loss(a)) - set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
-                                           and method(n) in GRADIENT_CALLS for a in n.args[:1])
-        for node in nodes:
-            scaled = divides_by_n if by_n else is_scaling
-            if isinstance(node, ast.Assign) and scaled(node.value) and any(
-                    _is_loss(t) and dotted_name(t) not in logged for t in node.targets):
-                return True
-            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Div) \
-                    and _is_loss(node.target) and dotted_name(node.target) not in logged:
-                return True
-            if isinstance(node, ast.Call) and method(node) in GRADIENT_CALLS and node.args \
-                    and self._scaled_value(node.args[0], node, scaled, 4):
-                return True  # (the loss under any name: what the gradient call reads)
-            if isinstance(node, ast.Call) and method(node) == "compute_average_loss":
-                for kw in node.keywords:
-                    if kw.arg == "global_batch_size" and any(
-                            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
-                            for n in ast.walk(kw.value)):
-                        return True
-        return False
-
-    def _scaled_value(self, expr, at, scaled, depth):
-        """Whether the value of ``expr`` itself is scaled: a quotient or
-        product at its top, or in what the names there are bound to, not in
-        the arguments of the calls that make it (``loss_fn(y[:n // N])``
-        slices the data, it does not scale the loss)."""
-        if isinstance(expr, ast.BinOp):
-            quotient = ast.BinOp(left=ast.Name(id="_", ctx=ast.Load()), op=ast.Div(),
-                                 right=expr.right)  # (by what it divides, not what)
-            return (isinstance(expr.op, ast.Div) and scaled(quotient)) or any(
-                self._scaled_value(side, at, scaled, depth) for side in (expr.left, expr.right))
-        if isinstance(expr, ast.Call):
-            return scaled(expr) and method(expr) in ("divide", "truediv", "div", "multiply")
-        if isinstance(expr, ast.Name) and depth > 0:
-            return any(self._scaled_value(value, node, scaled, depth - 1)
-                       for value, node in self.index.values_of(expr.id, at))
         return False
 
     # -- GAC102 / GAC109 / GAC111: when the apply runs -----------------------
@@ -312,10 +259,6 @@ class _Checks(object):
         (eager, ``tf.function``), not an op built for a session to run later
         (``train_op = opt.apply_gradients(...)`` in TF1 graph code)."""
         return isinstance(self.index.parents.get(apply.node), ast.Expr)
-
-
-def _is_loss(node):
-    return "loss" in (dotted_name(node) or "").lower()
 
 
 _PER_VARIABLE = ("grad", "accum", "var", "weight", "param", "slot", "sum")

@@ -1,0 +1,115 @@
+"""What ``lint`` asks of a loss: was it divided by N before the gradients
+were taken (then the sum of the micro-batches' gradients is their mean), or
+is it a sum over the examples (then the sum of the gradients is the big
+batch's gradient, and applying it undivided is right).
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
+from gradacc_compat.lint.exprs import GRADIENT_CALLS, divides_by_n, is_scaling
+
+__all__ = ["scaled", "summed"]
+
+_SUMS = ("reduce_sum",)
+
+
+def scaled(index, add, by_n=False):
+    """The loss divided before the gradients are taken: anywhere in the
+    accumulating method's class, or the module for functions."""
+    scope = index.class_of(add.function) if add.function is not None else None
+    return index.memo(("loss", id(scope), by_n), lambda: _scaled_in(index, scope, by_n))
+
+
+def _scaled_in(index, scope, by_n):
+    nodes = list(ast.walk(scope if scope is not None else index.tree))
+    # (a loss named so and not only reported: ``mean_loss = total / k``
+    # for a progress bar is no scaling; unread names count, the loss may
+    # reach the gradient through a call of another function)
+    logged = set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
+                 and method(n) not in GRADIENT_CALLS
+                 for a in list(n.args) + [k.value for k in n.keywords]
+                 if _is_loss(a)) - set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
+                                       and method(n) in GRADIENT_CALLS for a in n.args[:1])
+    for node in nodes:
+        test = divides_by_n if by_n else is_scaling
+        if isinstance(node, ast.Assign) and test(node.value) and any(
+                _is_loss(t) and dotted_name(t) not in logged for t in node.targets):
+            return True
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Div) \
+                and _is_loss(node.target) and dotted_name(node.target) not in logged:
+            return True
+        if isinstance(node, ast.Call) and method(node) in GRADIENT_CALLS and node.args \
+                and _scaled_value(index, node.args[0], node, test, 4):
+            return True  # (the loss under any name: what the gradient call reads)
+        if isinstance(node, ast.Call) and method(node) == "compute_average_loss":
+            for kw in node.keywords:
+                if kw.arg == "global_batch_size" and any(
+                        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
+                        for n in ast.walk(kw.value)):
+                    return True
+    return False
+
+
+def _scaled_value(index, expr, at, scaled, depth):
+    """Whether the value of ``expr`` itself is scaled: a quotient or
+    product at its top, or in what the names there are bound to, not in
+    the arguments of the calls that make it (``loss_fn(y[:n // N])``
+    slices the data, it does not scale the loss)."""
+    if isinstance(expr, ast.BinOp):
+        quotient = ast.BinOp(left=ast.Name(id="_", ctx=ast.Load()), op=ast.Div(),
+                             right=expr.right)  # (by what it divides, not what)
+        return (isinstance(expr.op, ast.Div) and scaled(quotient)) or any(
+            _scaled_value(index, side, at, scaled, depth) for side in (expr.left, expr.right))
+    if isinstance(expr, ast.Call):
+        return scaled(expr) and method(expr) in ("divide", "truediv", "div", "multiply")
+    if isinstance(expr, ast.Name) and depth > 0:
+        return any(_scaled_value(index, value, node, scaled, depth - 1)
+                   for value, node in index.values_of(expr.id, at))
+    return False
+
+
+def summed(index, add):
+    """Every loss differentiated for what ``add`` accumulates is a sum over
+    the examples: ``tf.reduce_sum`` terms added, subtracted or multiplied by
+    numbers, with no division anywhere (``reduce_sum(x) / batch`` is a mean)."""
+    calls = [n for e in index.sources(add.value, add.value)[1] for n in ast.walk(e)
+             if isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS and n.args]
+    return bool(calls) and all(index.memo(("summed", id(c)), lambda c=c: _sum_of_examples(
+        index, c.args[0], c, 3)) for c in calls)
+
+
+def _sum_of_examples(index, expr, at, depth):
+    if isinstance(expr, NUMBER):
+        return True
+    if isinstance(expr, ast.UnaryOp):
+        return _sum_of_examples(index, expr.operand, at, depth)
+    if isinstance(expr, ast.BinOp):
+        sides = [_sum_of_examples(index, side, at, depth) for side in (expr.left, expr.right)]
+        if isinstance(expr.op, (ast.Add, ast.Sub)):
+            return all(sides)
+        return isinstance(expr.op, ast.Mult) and all(sides) and any(
+            isinstance(side, NUMBER) for side in (expr.left, expr.right))
+    if isinstance(expr, ast.Call):
+        return method(expr) in _SUMS and not any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in ast.walk(expr))
+    if depth <= 0:
+        return False
+    if isinstance(expr, ast.Name):
+        values = index.values_of(expr.id, at)
+    elif isinstance(expr, ast.Attribute) and (dotted_name(expr) or "").startswith("self."):
+        owner = index.class_of(index.function_of(at) or at)
+        values = [(n.value, n) for n in index.assigns if isinstance(n, ast.Assign)
+                  and owner is not None and index.class_of(index.function_of(n) or n) is owner
+                  and any(dotted_name(t) == dotted_name(expr) for t in n.targets)]
+    else:
+        return False
+    return bool(values) and all(_sum_of_examples(index, value, node, depth - 1)
+                                for value, node in values)
+
+
+def _is_loss(node):
+    return "loss" in (dotted_name(node) or "").lower()
