@@ -31,6 +31,7 @@ class _Checks(object):
         self.report = report
         self.distributed = any(word in text for word in _STRATEGY_WORDS)
         self.irregular = schedule.Irregular(index)
+        self.undivided = {}  # (sums, function): the first apply of them undivided
 
     def run(self):
         index = self.index
@@ -53,6 +54,8 @@ class _Checks(object):
         for add in index.accumulates:
             if id(add) in checked or self._of_gradients(add):
                 micro_steps.check_accumulate(index, self.report, add, reported)
+        for node, name in self.undivided.values():
+            self.report(node, "GAC101", name)
 
     def _of_gradients(self, add):
         """Whether what ``add`` accumulates comes from a gradient call."""
@@ -70,7 +73,12 @@ class _Checks(object):
         name = label(adds[0])
         if not (at_apply or at_add or in_place or loss or all(
                 losses.summed(index, a) for a in adds)):
-            self.report(apply.node, "GAC101", name)
+            # (one finding per function for the same sums: the flush after
+            # the loop that applies them undivided again is the same bug)
+            site = (frozenset(keys), id(apply.function))
+            first = self.undivided.get(site)
+            if first is None or apply.node.lineno < first[0].lineno:
+                self.undivided[site] = (apply.node, name)
         elif loss and any(losses.scaled(index, a, by_n=True) for a in adds) and (
                 any(divides_by_n(e) for e in apply.chain) or self._normalized_in_place(
                     keys, by_n=True)):
