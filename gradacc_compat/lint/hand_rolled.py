@@ -74,8 +74,10 @@ class _Checks(object):
         if not (at_apply or at_add or in_place or loss or all(
                 losses.summed(index, a) for a in adds)):
             # (one finding per function for the same sums: the flush after
-            # the loop that applies them undivided again is the same bug)
-            site = (frozenset(keys), id(apply.function))
+            # the loop that applies them undivided again is the same bug; a
+            # script's top level may make them anew, each apply counts there)
+            site = (frozenset(keys), id(apply.function if apply.function is not None
+                                        else apply.node))
             first = self.undivided.get(site)
             if first is None or apply.node.lineno < first[0].lineno:
                 self.undivided[site] = (apply.node, name)
