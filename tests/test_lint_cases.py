@@ -66,3 +66,11 @@ def test_precision_and_recall_over_the_cases():
     assert fn >= 1, report  # the known misses are in the table
     assert tp / float(tp + fp) >= 0.9, report
     assert tp / float(tp + fn) >= 0.8, report
+
+
+def test_a_cycle_the_next_epoch_makes_anew_is_said_dropped_not_carried():
+    for name, said in (("pose_sums_made_each_epoch.py", "dropped when the next epoch makes"),
+                       ("qwen_lora_epoch_carry.py", "carried into the next epoch")):
+        with io.open(os.path.join(CASES, name), encoding="utf-8") as f:
+            found = [x for x in lint.lint_source(f.read(), name) if x.code == "GAC110"]
+        assert found and all(said in x.message for x in found), found

@@ -28,7 +28,10 @@ def carried_cycles(index, report):
                       and index.loop_of(n) is outer):
             name = _cycles_in(index, inner, applying, gated)
             if name and not _applied_after(index, inner, outer, applying):
-                report(inner, "GAC110", name, "carried into the next epoch, unless every "
+                report(inner, "GAC110", name, "dropped when the next epoch makes `%s` anew, "
+                       "unless every epoch's batches are a multiple of N" % name
+                       if _made_anew(index, name, inner, outer) else
+                       "carried into the next epoch, unless every "
                        "epoch's batches are a multiple of N (the last epoch's dropped)")
     fits = [c for c in index.calls if method(c) == "fit" and isinstance(c.func, ast.Attribute)]
     name = _keras_steps(index, gated) if fits and not _flushed_on_epoch_end(index) else None
@@ -99,6 +102,14 @@ def _applied_after(index, inner, outer, applying):
                 a.node is node for a in index.applies):
             return True
     return False
+
+
+def _made_anew(index, name, inner, outer):
+    """``name = ...`` in the epoch's loop itself, before the batches' loop."""
+    return any(isinstance(n, ast.Assign) and n.lineno < inner.lineno
+               and index.loop_of(n) is outer
+               and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+               for n in ast.walk(outer))
 
 
 def _label(index, function):
