@@ -127,7 +127,7 @@ class _Checks(object):
         index = self.index
         guards = index.guards(apply.node)
         if self._one_per_apply(apply, adds):
-            self.report(apply.node, "GAC102", label(adds[0]))
+            self.report(apply.node, "GAC102", label(adds[0]), "")
             return
         if not guards:
             if not self._runs_now(apply):
@@ -139,7 +139,7 @@ class _Checks(object):
                         and self._same_pass(a, loop) and not self._made_in_pass(a, loop)]
             together = together or [a for a in adds if self._called_before(apply, a)]
             if together:
-                self.report(apply.node, "GAC102", label(together[0]))
+                self.report(apply.node, "GAC102", label(together[0]), "")
             return
         for kind, test in guards:
             passed = self.irregular.passed(test, apply)

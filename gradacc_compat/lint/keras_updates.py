@@ -24,8 +24,11 @@ def get_updates(index, report):
         methods = dict((f.name, f) for f in cls.body if isinstance(f, ast.FunctionDef))
         if "get_updates" not in methods:
             continue
+        tests = [n for n in ast.walk(cls) if _modulo_test(n, (_COUNTER,))]
+        if tests and _never_advanced(index, cls, tests, methods["get_updates"], report):
+            continue
         advanced = _advanced_first(index, cls)
-        for test in (n for n in ast.walk(cls) if _modulo_test(n, (_COUNTER,))):
+        for test in tests:
             if not any(up in advanced for up in index.ancestors(test)):
                 report(test, "GAC109", "`%s %% N == 0` reads the count before this call's "
                        "update: true at the first micro-batch" % _COUNTER)
@@ -40,6 +43,55 @@ def get_updates(index, report):
                     and _bias_corrects(methods["get_updates"], node.targets):
                 report(node, "GAC107", _COUNTER, "the gated update of get_updates (its bias "
                        "correction reads it)")
+
+
+def _never_advanced(index, cls, tests, updates, report):
+    """GAC102 when nothing in the class (nor a base's ``get_updates`` it
+    calls) advances the count it gates on, or only under an ``if`` (``if self.initial_decay > 0: ... update_add``):
+    ``self.iterations = tf.add(self.iterations, 1)`` makes a tensor, it
+    assigns nothing. The gate then stays true: every micro-batch applies."""
+    if any(isinstance(n, ast.Call) and method(n) == "get_updates"
+           and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Call)
+           and method(n.func.value) == "super" for n in ast.walk(updates)):
+        return False  # (the base class's get_updates advances it)
+    advances = [n for n in ast.walk(cls) if _advances(n)]
+    if any(not any(isinstance(up, ast.If) for up in index.ancestors(n)) for n in advances):
+        return False
+    rebound = [n for n in ast.walk(cls) if isinstance(n, ast.Assign)
+               and any(dotted_name(t) == _COUNTER for t in n.targets)
+               and any(dotted_name(r) == _COUNTER for r in ast.walk(n.value))]
+    where = (advances or rebound or tests)[0]
+    why = "advances only under `if`" if advances else "never advances"
+    report(where, "GAC102", _sums(updates), ": `%s` %s, so its gate `%s %% N == 0` "
+           "stays true" % (_COUNTER, why, _COUNTER))
+    return True
+
+
+def _advances(node):
+    """``K.update_add(self.iterations, 1)``, ``self.iterations.assign_add(1)``,
+    ``K.update(self.iterations, ...)`` or an ``(self.iterations, value)`` update."""
+    if isinstance(node, ast.Tuple) and len(node.elts) == 2:
+        return dotted_name(node.elts[0]) == _COUNTER
+    if not isinstance(node, ast.Call):
+        return False
+    if method(node) in ("assign_add", "assign") and isinstance(node.func, ast.Attribute) \
+            and dotted_name(node.func.value) == _COUNTER:
+        return True
+    return method(node) in ("update_add", "update", "assign_add", "assign") and bool(
+        node.args) and dotted_name(node.args[0]) == _COUNTER
+
+
+def _sums(updates):
+    """The name of the list ``get_updates`` accumulates into (``grads_acc =
+    [K.zeros(shape) ...]``), or "gradients"."""
+    for node in ast.walk(updates):
+        if isinstance(node, ast.Assign) and any(
+                isinstance(c, ast.Call) and method(c) in ("zeros", "zeros_like")
+                for c in ast.walk(node.value)):
+            names = [dotted_name(t) for t in node.targets if dotted_name(t)]
+            if names and "acc" in names[0].lower():
+                return names[0]
+    return "gradients"
 
 
 def _advanced_first(index, cls):

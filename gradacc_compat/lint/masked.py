@@ -26,14 +26,14 @@ def masked_sums(index, report):
             sums = [_sums_read(index, b, call) for b in branches if b not in zeros]
             sums = [keys for keys in sums if keys]
             if zeros and sums:
-                report(call, "GAC102", sorted(k[-1] for k in sums[0])[0])
+                report(call, "GAC102", sorted(k[-1] for k in sums[0])[0], "")
                 _undivided(index, report, call, [b for b in branches if b not in zeros][0])
         elif method(call) == "cast" and call.args and modulo_tested(call.args[0]) is not None:
             mask = index.parents.get(call)
             if isinstance(mask, ast.Assign) and len(mask.targets) == 1 \
                     and isinstance(mask.targets[0], ast.Name):
                 for product in _products(index, mask.targets[0].id, mask):
-                    report(product, "GAC102", _name(index, product))
+                    report(product, "GAC102", _name(index, product), "")
                     _undivided(index, report, product, None)
 
 

@@ -64,7 +64,7 @@ def _raw_applies(index, report):
             continue  # (``train_op = opt.apply_gradients(...)``: an op the session may run)
         name = accumulating.get(id(index.step_scope(apply.node)))
         if name:
-            report(apply.node, "GAC102", name)
+            report(apply.node, "GAC102", name, "")
 
 
 def _own_iterations(index, report):

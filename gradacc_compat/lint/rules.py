@@ -35,7 +35,7 @@ CODES = {
     "GAC101": ("accumulated gradients `%s` are applied as a sum, never divided by the number "
                "of micro-batches", "the big batch applies their mean",
                "divide by N, or acc = gac.GradientAccumulator(N) (applies the mean)"),
-    "GAC102": ("apply_gradients runs on every micro-batch that accumulates `%s`",
+    "GAC102": ("apply_gradients runs on every micro-batch that accumulates `%s`%s",
                "the big batch applies once every N", "acc.step(optimizer, grads, vars)"),
     "GAC103": ("`%s` zeroes the model's own weights, not the accumulators",
                "the big batch keeps its weights", "reset the accumulators (gac resets itself)"),
