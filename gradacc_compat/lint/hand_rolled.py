@@ -64,9 +64,9 @@ class _Checks(object):
     # -- GAC101 / GAC108: dividing by N ------------------------------------
     def _division(self, apply, keys, adds):
         index = self.index
-        at_apply = any(is_division(e) for e in apply.chain)
+        at_apply = any(self._divides(e) for e in apply.chain)
         at_add = any(index.memo(("divides", id(a)), lambda a=a: any(
-            is_division(e) for e in index.sources(a.value, a.value)[1])
+            self._divides(e) for e in index.sources(a.value, a.value)[1])
             or self._divided_before(a)) for a in adds)
         in_place = self._normalized_in_place(keys | apply.keys)
         loss = any(losses.scaled(index, a) for a in adds)
@@ -86,6 +86,20 @@ class _Checks(object):
                     keys, by_n=True)):
             self.report(apply.node, "GAC108", name)
 
+    def _divides(self, expr):
+        """A division of the gradients, not the mean over GPU towers of one
+        micro-batch (``average_gradients(tower_grads)``, copied from TF's
+        multi-GPU example): that one still leaves N micro-batches summed."""
+        return is_division(expr) and not self._tower_mean(expr)
+
+    def _tower_mean(self, node):
+        function = self.index.function_of(node)
+        if function is None or isinstance(function, ast.Lambda):
+            return False
+        words = [function.name] + [getattr(a, "arg", None) or getattr(a, "id", "")
+                                   for a in function.args.args]
+        return any("tower" in (w or "").lower() for w in words)
+
     def _divided_before(self, add):
         """``grad /= N`` on the name ``add`` adds, earlier in its function."""
         names = set(n.id for n in ast.walk(add.value) if isinstance(n, ast.Name))
@@ -103,6 +117,8 @@ class _Checks(object):
         index = self.index
         divides = divides_by_n if by_n else is_division
         for node in index.assigns + index.calls:
+            if self._tower_mean(node):
+                continue
             if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Div, ast.Mult)) \
                     and index.key(node.target) in keys \
                     and (isinstance(node.op, ast.Div) or divides(node.value)):
