@@ -34,11 +34,12 @@ def carried_cycles(index, report):
                        "carried into the next epoch, unless every "
                        "epoch's batches are a multiple of N (the last epoch's dropped)")
     fits = [c for c in index.calls if method(c) == "fit" and isinstance(c.func, ast.Attribute)]
-    name = _keras_steps(index, gated) if fits and not _flushed_on_epoch_end(index) else None
-    for call in fits if name else ():
-        report(call, "GAC110", name, "carried into the next epoch "
-                   "by fit, unless every epoch's batches are a multiple of N (the last "
-                   "epoch's dropped)")
+    step = _keras_steps(index, gated) if fits and not _flushed_on_epoch_end(index) else None
+    fits = [c for c in fits if step and _of_class(index, c.func.value, step[1])]
+    if fits:  # (the first fit of that model: one mistake, however many fits)
+        report(min(fits, key=lambda c: c.lineno), "GAC110", step[0], "carried into the "
+               "next epoch by fit, unless every epoch's batches are a multiple of N (the "
+               "last epoch's dropped)")
 
 
 def _applying(index):
@@ -119,18 +120,44 @@ def _label(index, function):
 
 
 def _keras_steps(index, gated):
-    """The label of a Keras ``train_step`` that accumulates and applies
-    under a condition (itself, or the method it calls), or None."""
+    """``(label, class)`` of a Keras ``train_step`` that accumulates and
+    applies under a condition (itself, or the method it calls), or None."""
     for function in index.functions:
         if getattr(function, "name", None) != "train_step":
             continue
         if id(function) in gated:
-            return _label(index, function)
+            return _label(index, function), index.class_of(function)
         for call in (n for n in ast.walk(function) if isinstance(n, ast.Call)):
             callee = index.callee(call)
             if callee is not None and id(callee) in gated:
-                return _label(index, callee)
+                return _label(index, callee), index.class_of(function)
     return None
+
+
+def _of_class(index, receiver, cls):
+    """``receiver`` may be a model of ``cls`` (or of a class of the file
+    built on it): ``self``/``super()`` in it, ``cls()`` in its class
+    methods, a name bound to ``Cls(...)``, or one lint cannot follow (a
+    parameter, an attribute). ``MinMaxScaler().fit(x)`` is not, nor a name
+    bound to anything else."""
+    if cls is None:
+        return False
+    names = set([cls.name]) | set(c.name for c in ast.walk(index.tree)
+                                  if isinstance(c, ast.ClassDef)
+                                  and cls.name in [dotted_name(b) for b in c.bases])
+    inside = index.class_of(index.function_of(receiver) or receiver)
+    if isinstance(receiver, ast.Call):
+        called = dotted_name(receiver.func) or ""
+        return (called == "super" and inside is not None and inside.name in names) or (
+            called == "cls" and inside is not None and inside.name in names) or (
+            called.split(".")[-1] in names)
+    if isinstance(receiver, ast.Name) and receiver.id == "self":
+        return inside is not None and inside.name in names
+    if isinstance(receiver, ast.Name):  # (a parameter nothing in the file passes: maybe)
+        values = index.values_of(receiver.id, receiver)
+        return not values or any(isinstance(v, ast.Call) and _of_class(index, v, cls)
+                                 for v, _ in values)
+    return isinstance(receiver, ast.Attribute)  # (``self.model``: maybe)
 
 
 def _flushed_on_epoch_end(index):
