@@ -164,6 +164,20 @@ def divides_by_n(node):
     return False
 
 
+def no_accumulation(test):
+    """``accum_steps == 1`` (or ``<= 1``, alone or in an ``and``): the test
+    of a path that does not accumulate at all."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+        else [test]
+    for part in parts:
+        if isinstance(part, ast.Compare) and len(part.ops) == 1 \
+                and isinstance(part.ops[0], (ast.Eq, ast.LtE)) \
+                and number(part.comparators[0]) == 1 \
+                and any(w in (dotted_name(part.left) or "").lower() for w in _N_WORDS):
+            return True
+    return False
+
+
 def any_increment(node):
     """The dotted name ``node`` adds one to (any counter), or None."""
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) \

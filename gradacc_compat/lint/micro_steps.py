@@ -12,7 +12,7 @@ import ast
 from gradacc_compat.lint import (branches, discarded, epochs, keras_updates, masked, schedule,
                                  session_loops)
 from gradacc_compat.lint.ast_helpers import dotted_name, method
-from gradacc_compat.lint.exprs import divides_by_n, increment
+from gradacc_compat.lint.exprs import divides_by_n, increment, no_accumulation
 
 __all__ = ["check_accumulate", "check_module", "label"]
 
@@ -57,14 +57,33 @@ def _raw_applies(index, report):
     accumulating = {}
     for add in index.accumulates:
         if add.key in consumed:
-            accumulating.setdefault(id(index.step_scope(add.node)), label(add))
+            accumulating.setdefault(id(index.step_scope(add.node)), []).append(add)
     for apply in index.applies:
         if apply.keys & index.accumulators or index.locally_guarded(apply.node) \
                 or isinstance(index.parents.get(apply.node), (ast.Assign, ast.keyword)):
             continue  # (``train_op = opt.apply_gradients(...)``: an op the session may run)
-        name = accumulating.get(id(index.step_scope(apply.node)))
-        if name:
-            report(apply.node, "GAC102", name, "")
+        adds = [a for a in accumulating.get(id(index.step_scope(apply.node)), ())
+                if not _returned_before(index, a, apply)]
+        if adds:
+            report(apply.node, "GAC102", label(adds[0]), "")
+
+
+def _returned_before(index, add, apply):
+    """``add`` is in an ``if`` that ends in ``return`` before ``apply``:
+    ``if accum_steps > 1: ... return train_op`` then the plain step."""
+    for up in index.ancestors(add.node):
+        if isinstance(up, ast.If) and _ends_in_return(up.body) \
+                and up.lineno < apply.node.lineno \
+                and not any(n is apply.node for n in ast.walk(up)):
+            return True
+    return False
+
+
+def _ends_in_return(body):
+    last = body[-1] if body else None
+    while isinstance(last, ast.With) and last.body:
+        last = last.body[-1]
+    return isinstance(last, (ast.Return, ast.Raise))
 
 
 def _own_iterations(index, report):
@@ -224,12 +243,16 @@ def _aggregation(index, key):
 
 def _horovod_optimizers(index):
     """Names bound to ``hvd.DistributedOptimizer(...)`` without
-    ``backward_passes_per_step`` (which accumulates itself)."""
+    ``backward_passes_per_step`` (which accumulates itself), and not only
+    on the path that does not accumulate (``if accum_steps == 1:``)."""
     found = set()
     for node in index.assigns:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
                 and method(node.value) == "DistributedOptimizer" and not any(
-                    k.arg == "backward_passes_per_step" for k in node.value.keywords):
+                    k.arg == "backward_passes_per_step" for k in node.value.keywords) \
+                and not any(isinstance(up, ast.If) and no_accumulation(up.test)
+                            and any(node is n for b in up.body for n in ast.walk(b))
+                            for up in index.ancestors(node)):
             found.update(dotted_name(t) for t in node.targets)
     return found
 
