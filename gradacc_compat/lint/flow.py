@@ -180,8 +180,8 @@ class Index(Scopes):
             elif isinstance(node, ast.Assign) and len(node.targets) == 1:
                 target = node.targets[0]
                 value = self._added(target, node.value)
-            if target is None or value is None or isinstance(value, NUMBER):
-                continue
+            if target is None or value is None or isinstance(value, NUMBER + (ast.List,)):
+                continue  # (``names += [var]`` extends a list, it sums nothing)
             key = self.key(target)
             if key is not None and "loss" not in str(key[-1]).lower() and not (
                     isinstance(node, ast.Call) and method(node) == "assign_add"
