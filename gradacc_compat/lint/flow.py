@@ -14,14 +14,14 @@ from gradacc_compat.lint import parameters
 from gradacc_compat.lint.exprs import loads
 from gradacc_compat.lint.scopes import LOOPS, Scopes
 
-__all__ = ["Index"]
+__all__ = ["Index", "HELPER_ADDS"]
 
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 _APPLIES = ("apply_gradients", "_apply_gradients", "_resource_apply_dense", "_apply_dense")
 #: A helper object's methods that add a micro-batch's gradients to it (and
 #: ``acc(grads)`` for an object whose name says accumulator), and the
 #: attributes that read its sums.
-_HELPER_ADDS = ("add_gradients", "accumulate", "accumulate_gradients", "add_grads")
+HELPER_ADDS = ("add_gradients", "accumulate", "accumulate_gradients", "add_grads")
 _HELPER_READS = ("gradients", "grads", "accumulated_gradients", "accum_grads")
 
 
@@ -152,12 +152,12 @@ class Index(Scopes):
             elif isinstance(node, ast.Call) and node.args and self.called(node) not in (
                     "assign_add", "assign") and (
                     len(node.args) == 1 or parameters.differentiated(self, node.args[0])) and (
-                    (method(node) in _HELPER_ADDS and isinstance(node.func, ast.Attribute))
+                    (method(node) in HELPER_ADDS and isinstance(node.func, ast.Attribute))
                     or ("accum" in (dotted_name(node.func) or "").split(".")[-1].lower()
                         and isinstance(node.func, (ast.Name, ast.Attribute))
                         and not (dotted_name(node.func) or "").startswith("tf."))):
                 # acc.add_gradients(grads) / self.accumulator(grads): a helper
-                target = node.func.value if method(node) in _HELPER_ADDS else node.func
+                target = node.func.value if method(node) in HELPER_ADDS else node.func
                 value = node.args[0]
             elif isinstance(node, ast.Call) and self.called(node) == "assign_add" and node.args:
                 if isinstance(node.func, ast.Attribute) and dotted_name(node.func) not in (

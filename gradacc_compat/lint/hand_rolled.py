@@ -12,6 +12,7 @@ import ast
 from gradacc_compat.lint import losses, micro_steps, parameters, schedule
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 from gradacc_compat.lint.exprs import divides_by_n, is_division
+from gradacc_compat.lint.flow import HELPER_ADDS
 from gradacc_compat.lint.micro_steps import label
 
 __all__ = ["check"]
@@ -67,7 +68,7 @@ class _Checks(object):
         at_apply = any(self._divides(e) for e in apply.chain)
         at_add = any(index.memo(("divides", id(a)), lambda a=a: any(
             self._divides(e) for e in index.sources(a.value, a.value)[1])
-            or self._divided_before(a)) for a in adds)
+            or self._divided_before(a) or self._helper_divides(a)) for a in adds)
         in_place = self._normalized_in_place(keys | apply.keys)
         loss = any(losses.scaled(index, a) for a in adds)
         name = label(adds[0])
@@ -99,6 +100,34 @@ class _Checks(object):
         words = [function.name] + [getattr(a, "arg", None) or getattr(a, "id", "")
                                    for a in function.args.args]
         return any("tower" in (w or "").lower() for w in words)
+
+    def _helper_divides(self, add):
+        """``self.acc(grads)`` where ``self.acc = Accumulator(N)`` of a class
+        of this file whose own sums are divided as they are added
+        (``g * self._factor`` with ``self._factor = 1. / N``)."""
+        index = self.index
+        call = add.node
+        if not isinstance(call, ast.Call):
+            return False
+        receiver = dotted_name(call.func.value if method(call) in HELPER_ADDS
+                               and isinstance(call.func, ast.Attribute) else call.func)
+        classes = dict((c.name, c) for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef))
+        made = [classes.get((dotted_name(n.value.func) or "").split(".")[-1])
+                for n in index.assigns if isinstance(n, ast.Assign)
+                and isinstance(n.value, ast.Call) and receiver
+                and any(dotted_name(t) == receiver for t in n.targets)]
+        for cls in (c for c in made if c is not None):
+            halves = dict((dotted_name(t), n.value) for n in ast.walk(cls)
+                          if isinstance(n, ast.Assign) for t in n.targets)
+            for inner in index.accumulates:
+                if inner.function is None or index.class_of(inner.function) is not cls:
+                    continue
+                exprs = index.sources(inner.value, inner.value)[1]
+                read = set(dotted_name(n) for e in exprs for n in ast.walk(e))
+                if any(self._divides(e) for e in exprs) or any(
+                        name in halves and is_division(halves[name]) for name in read):
+                    return True
+        return False
 
     def _divided_before(self, add):
         """``grad /= N`` on the name ``add`` adds, earlier in its function."""
