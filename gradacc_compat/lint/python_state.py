@@ -120,7 +120,10 @@ def _stale_state(tree, report):
             if isinstance(node, ast.AugAssign) and (
                     (name.startswith("self.") and name in numbers) or name in declared):
                 report(node, "GAC105", name, function.name)
-            elif isinstance(node, ast.Assign) and name in params and name not in returned:
+            elif isinstance(node, ast.Assign) and name in params and name not in returned \
+                    and _adds_to_itself(node.value, name):
+                # (the caller's list is not the one this builds: ``grads = [g[0]
+                # for g in pairs]`` is a local name, no sum is lost)
                 report(node, "GAC105", name, function.name)
             elif isinstance(node, ast.Assign) and name.startswith("self.") \
                     and name.count(".") == 1 and _adds_to_itself(node.value, name):
