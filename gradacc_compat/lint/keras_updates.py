@@ -3,7 +3,8 @@
 list runs on every micro-batch and reads the counter before this call's
 ``(self.iterations, self.iterations + 1)``. So ``self.iterations % N == 0``
 is true at the first micro-batch (GAC109), and a bias correction on
-``t = self.iterations + 1`` counts micro-batches (GAC107).
+``t = self.iterations + 1`` counts micro-batches (GAC107). The same gate
+on ``global_step`` in a TF1 optimizer's ``apply_gradients`` (GAC109).
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -22,6 +23,8 @@ _COUNTER = "self.iterations"
 def get_updates(index, report):
     for cls in (n for n in ast.walk(index.tree) if isinstance(n, ast.ClassDef)):
         methods = dict((f.name, f) for f in cls.body if isinstance(f, ast.FunctionDef))
+        if "apply_gradients" in methods:
+            _global_step_gate(index, methods["apply_gradients"], report)
         if "get_updates" not in methods:
             continue
         tests = [n for n in ast.walk(cls) if _modulo_test(n, (_COUNTER,))]
@@ -43,6 +46,20 @@ def get_updates(index, report):
                     and _bias_corrects(methods["get_updates"], node.targets):
                 report(node, "GAC107", _COUNTER, "the gated update of get_updates (its bias "
                        "correction reads it)")
+
+
+def _global_step_gate(index, method_def, report):
+    """The same in a TF1 optimizer's ``apply_gradients(grads_and_vars,
+    global_step)`` (AdamAccumulate ported to ``tf.train.Optimizer``):
+    ``global_step % N == 0`` reads the step before this one's increment."""
+    names = [getattr(a, "arg", None) or getattr(a, "id", None) for a in method_def.args.args]
+    if "global_step" not in names:
+        return
+    advanced = set(id(n) for n in _advanced_first(index, method_def, "global_step"))
+    for test in (n for n in ast.walk(method_def) if _modulo_test(n, ("global_step",))):
+        if not any(id(up) in advanced for up in index.ancestors(test)):
+            report(test, "GAC109", "`global_step % N == 0` reads the step before this "
+                   "step's increment: true at the first micro-batch")
 
 
 def _never_advanced(index, cls, tests, updates, report):
@@ -94,12 +111,12 @@ def _sums(updates):
     return "gradients"
 
 
-def _advanced_first(index, cls):
+def _advanced_first(index, scope, counter=_COUNTER):
     """The ``with tf.control_dependencies([self.iterations.assign_add(1)])``
-    blocks of the class: what they read is the advanced count."""
-    return set(n for n in ast.walk(cls) if isinstance(n, ast.With) and any(
+    blocks in ``scope``: what they read is the advanced count."""
+    return set(n for n in ast.walk(scope) if isinstance(n, ast.With) and any(
         isinstance(c, ast.Call) and method(c) == "assign_add"
-        and dotted_name(c.func.value) == _COUNTER
+        and isinstance(c.func, ast.Attribute) and dotted_name(c.func.value) == counter
         for item in getattr(n, "items", [n]) for c in ast.walk(item.context_expr)))
 
 
