@@ -95,6 +95,29 @@ def test_python2_files_are_read_or_warned_and_leave_the_status_alone():
     shutil.rmtree(folder_clean)
 
 
+ODD = u'''from helpers import append, extend
+append(x)
+extend(items, more)
+(lambda f: f)(print)(append)
+opt.apply_gradients(*pairs)
+opt.apply_gradients(grads_and_vars=zip(*[iter([])] * 2))
+for (a, (b, c)) in []:
+    a += b
+while True:
+    break
+'''
+
+
+def test_never_crashes_on_odd_shapes_or_on_this_repository():
+    """Shapes lint met in the wild that once crashed it (a plain function
+    named ``append``, met in TensorFlow's own sources), and every Python
+    file of this repository; a file this Python cannot parse is a warning."""
+    from gradacc_compat import lint
+    lint.lint_source(ODD, "odd.py")
+    findings, errors, warnings = lint.lint_paths([ROOT])
+    assert not errors, errors
+
+
 def test_runs_without_tensorflow_and_never_imports_it():
     """In a process where ``import tensorflow`` fails, lint a 2,000-line
     file; TensorFlow is never imported."""

@@ -210,7 +210,8 @@ class Scopes(object):
         found = {}
         for node in self.statements_of(binder):
             if isinstance(node, ast.Call) and method(node) in ("append", "extend", "insert") \
-                    and node.args and isinstance(node.func.value, ast.Name):
+                    and node.args and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name):
                 found.setdefault(node.func.value.id, []).append(node)
                 if isinstance(node.args[-1], ast.Name):  # "*x": the lists x goes into
                     found.setdefault("*" + node.args[-1].id, []).append(node)
