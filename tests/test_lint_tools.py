@@ -108,6 +108,33 @@ while True:
 '''
 
 
+#: Shapes of TensorFlow's and Keras's own sources, no accumulation: a
+#: metric that zeroes its own variables, a list of variables extended.
+LIBRARY = u'''import tensorflow as tf
+
+
+class MeanMetric(tf.keras.metrics.Metric):
+    def reset_state(self):
+        for v in self.variables:
+            v.assign(tf.zeros(v.shape, dtype=v.dtype))
+
+
+class Optimizer(object):
+    def minimize(self, loss, var_list=None):
+        var_list += tf.compat.v1.get_collection("streaming_model_ports")
+        grads_and_vars = self.compute_gradients(loss, var_list=var_list)
+        return self.apply_gradients(grads_and_vars)
+
+    def compute_gradients(self, loss, var_list):
+        return list(zip(tf.gradients(loss, var_list), var_list))
+'''
+
+
+def test_library_code_that_does_not_accumulate_is_clean():
+    from gradacc_compat import lint
+    assert lint.lint_source(LIBRARY, "library.py") == []
+
+
 def test_never_crashes_on_odd_shapes_or_on_this_repository():
     """Shapes lint met in the wild that once crashed it (a plain function
     named ``append``, met in TensorFlow's own sources), and every Python

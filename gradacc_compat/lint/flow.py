@@ -182,6 +182,9 @@ class Index(Scopes):
                 value = self._added(target, node.value)
             if target is None or value is None or isinstance(value, NUMBER + (ast.List,)):
                 continue  # (``names += [var]`` extends a list, it sums nothing)
+            if isinstance(node, ast.AugAssign) and isinstance(value, ast.Call) \
+                    and not parameters.differentiated(self, value):
+                continue  # (``var_list += get_collection(...)``: no gradient comes in)
             key = self.key(target)
             if key is not None and "loss" not in str(key[-1]).lower() and not (
                     isinstance(node, ast.Call) and method(node) == "assign_add"

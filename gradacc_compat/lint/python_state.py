@@ -32,7 +32,7 @@ def _zeroed_weights(tree, report):
             continue
         name = dotted_name(iterable) or ""
         if "." not in name or name.rsplit(".", 1)[1] not in _MODEL_WEIGHTS \
-                or not isinstance(target, ast.Name):
+                or not isinstance(target, ast.Name) or _own_state(tree, node, name):
             continue
         for stmt in body:
             for sub in walk(stmt, FUNCTIONS):
@@ -40,6 +40,17 @@ def _zeroed_weights(tree, report):
                         and dotted_name(sub.func.value) == target.id and sub.args
                         and method(sub.args[0]) in ("zeros_like", "zeros")):
                     report(sub, "GAC103", "%s.assign(...)" % target.id)
+
+
+def _own_state(tree, loop, name):
+    """``self.variables`` of a class that is no model (a Keras metric's
+    ``reset_state``): its own counters, not a model's weights."""
+    if not name.startswith("self.") or name.count(".") != 1:
+        return False
+    for cls in (c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)):
+        if any(n is loop for n in ast.walk(cls)):
+            return not any((dotted_name(b) or "").endswith("Model") for b in cls.bases)
+    return False
 
 
 def _traced(function):
