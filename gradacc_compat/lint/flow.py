@@ -11,7 +11,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, NUMBER, dotted_name, method
 from gradacc_compat.lint import parameters
-from gradacc_compat.lint.exprs import loads
+from gradacc_compat.lint.exprs import GRADIENT_CALLS, loads
 from gradacc_compat.lint.scopes import LOOPS, Scopes
 
 __all__ = ["Index", "HELPER_ADDS"]
@@ -145,6 +145,7 @@ class Index(Scopes):
     # -------------------------------------------------------- accumulates
     def _find_accumulates(self):
         found = []
+        differentiates = any(method(c) in GRADIENT_CALLS for c in self.calls)
         for node in ast.walk(self.tree):
             target, value = None, None
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
@@ -182,8 +183,8 @@ class Index(Scopes):
                 value = self._added(target, node.value)
             if target is None or value is None or isinstance(value, NUMBER + (ast.List,)):
                 continue  # (``names += [var]`` extends a list, it sums nothing)
-            if isinstance(node, ast.AugAssign) and isinstance(value, ast.Call) \
-                    and not parameters.differentiated(self, value):
+            if isinstance(node, ast.AugAssign) and isinstance(value, ast.Call) and (
+                    not differentiates or not parameters.differentiated(self, value)):
                 continue  # (``var_list += get_collection(...)``: no gradient comes in)
             key = self.key(target)
             if key is not None and "loss" not in str(key[-1]).lower() and not (

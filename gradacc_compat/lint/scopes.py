@@ -153,9 +153,18 @@ class Scopes(object):
             return []
         owner = self.parents.get(function)
         if not isinstance(owner, ast.ClassDef):
-            return [n for n in self.calls if dotted_name(n.func) == name]
-        return [n for n in self.calls if dotted_name(n.func) == "self." + name
-                and any(up is owner for up in self.ancestors(n))]
+            return list(self._calls_named().get(name, ()))
+        return [n for n in self._calls_named().get("self." + name, ())
+                if any(up is owner for up in self.ancestors(n))]
+
+    def _calls_named(self):
+        """``{dotted name called: [calls]}`` for the module."""
+        def index():
+            found = {}
+            for call in self.calls:
+                found.setdefault(dotted_name(call.func), []).append(call)
+            return found
+        return self.memo("calls named", index)
 
     def returned(self, name, assign):
         """``(expression, node)``: what the function called in ``assign``
@@ -234,23 +243,21 @@ class Scopes(object):
     def callee(self, call):
         """The function of this file ``call`` calls (``f(...)``, ``self.f(...)``)."""
         name = dotted_name(call.func) or ""
-        owner = self.class_of(self.function_of(call) or call)
-        for function in self.functions:
-            if isinstance(function, ast.Lambda):
-                continue
-            holder = self.parents.get(function)
-            if (name == "self." + function.name and holder is owner and owner is not None) \
-                    or (name == function.name and not isinstance(holder, ast.ClassDef)):
-                return function
-        return None
+        defs = self.memo("defs named", lambda: dict(
+            ((self.parents.get(f) if isinstance(self.parents.get(f), ast.ClassDef) else None,
+              f.name), f) for f in reversed(self.functions) if not isinstance(f, ast.Lambda)))
+        if name.startswith("self."):
+            owner = self.class_of(self.function_of(call) or call)
+            return defs.get((owner, name[5:])) if owner is not None else None
+        return defs.get((None, name))
 
     def handed_to(self, function):
         """Calls that run ``function`` handed to them (``strategy.run(fn)``,
         ``experimental_run_v2``, ``call_for_each_replica``)."""
         name = getattr(function, "name", None)
+        runs = self.memo("runs", lambda: [n for n in self.calls if n.args and method(n) in RUNS])
         return self.memo(("handed", id(function)), lambda: [
-            n for n in self.calls if name and n.args and method(n) in RUNS
-            and (dotted_name(n.args[0]) or "").split(".")[-1] == name])
+            n for n in runs if name and (dotted_name(n.args[0]) or "").split(".")[-1] == name])
 
     def handed_args(self, function, name, position):
         """``[(value, call)]`` for the parameter ``name`` of a function
@@ -269,11 +276,12 @@ class Scopes(object):
     def exclusive(self, a, b):
         """Whether ``b`` sits in the other branch of an ``if`` above ``a``."""
         child = a
+        above_b = set(id(n) for n in self.ancestors(b)) | set([id(b)])
         for up in self.ancestors(a):
             if isinstance(up, ast.If):
                 in_body = any(child is n for n in up.body)
                 others = up.orelse if in_body else up.body
-                if any(b is n or any(b is m for m in ast.walk(n)) for n in others):
+                if any(id(n) in above_b for n in others):
                     return True
             child = up
         return False
