@@ -13,10 +13,15 @@ class AccumulativeModel(tf.keras.Model):
         self.model = model
         self.accum_steps = tf.constant(accum_steps, dtype=tf.int32)
         self.current_step = tf.Variable(0, dtype=tf.int32, trainable=False)
-        self.sums = [tf.Variable(tf.zeros_like(v), trainable=False)
-                     for v in model.trainable_variables]
+        self.sums = None
+
+    def _make_sums(self):
+        if self.sums is None and self.model.trainable_variables:
+            self.sums = [tf.Variable(tf.zeros_like(v), trainable=False)
+                         for v in self.model.trainable_variables]
 
     def train_step(self, data):
+        self._make_sums()
         self.current_step.assign_add(1)
         x, y = data
         with tf.GradientTape() as tape:
