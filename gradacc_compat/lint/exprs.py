@@ -178,6 +178,21 @@ def no_accumulation(test):
     return False
 
 
+def accumulation(test):
+    """``accum_steps > 1`` (or ``>= 2``, ``!= 1``, alone or in an ``and``):
+    the test of the path that accumulates."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+        else [test]
+    for part in parts:
+        if isinstance(part, ast.Compare) and len(part.ops) == 1 \
+                and any(w in (dotted_name(part.left) or "").lower() for w in _N_WORDS) \
+                and ((isinstance(part.ops[0], (ast.Gt, ast.NotEq))
+                      and number(part.comparators[0]) == 1)
+                     or (isinstance(part.ops[0], ast.GtE) and number(part.comparators[0]) == 2)):
+            return True
+    return False
+
+
 def any_increment(node):
     """The dotted name ``node`` adds one to (any counter), or None."""
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) \

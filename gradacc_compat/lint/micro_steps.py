@@ -12,7 +12,7 @@ import ast
 from gradacc_compat.lint import (branches, discarded, epochs, keras_updates, masked, schedule,
                                  session_loops)
 from gradacc_compat.lint.ast_helpers import dotted_name, method
-from gradacc_compat.lint.exprs import divides_by_n, increment, no_accumulation
+from gradacc_compat.lint.exprs import accumulation, divides_by_n, increment, no_accumulation
 
 __all__ = ["check_accumulate", "check_module", "label"]
 
@@ -245,16 +245,29 @@ def _horovod_optimizers(index):
     """Names bound to ``hvd.DistributedOptimizer(...)`` without
     ``backward_passes_per_step`` (which accumulates itself), and not only
     on the path that does not accumulate (``if accum_steps == 1:``)."""
-    found = set()
+    found = {}
     for node in index.assigns:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
                 and method(node.value) == "DistributedOptimizer" and not any(
                     k.arg == "backward_passes_per_step" for k in node.value.keywords) \
-                and not any(isinstance(up, ast.If) and no_accumulation(up.test)
-                            and any(node is n for b in up.body for n in ast.walk(b))
-                            for up in index.ancestors(node)):
-            found.update(dotted_name(t) for t in node.targets)
+                and not single_step_path(index, node):
+            found.update((dotted_name(t), node) for t in node.targets)
     return found
+
+
+def single_step_path(index, node):
+    """``node`` runs only where nothing accumulates: in ``if accum_steps ==
+    1:``, or in the ``else`` of ``if accum_steps > 1:``."""
+    child = node
+    for up in index.ancestors(node):
+        if isinstance(up, ast.If):
+            in_body = any(child is n for n in up.body)
+            if (in_body and no_accumulation(up.test)) or (
+                    not in_body and any(child is n for n in up.orelse)
+                    and accumulation(up.test)):
+                return True
+        child = up
+    return False
 
 
 def _reduce(index, report, add, reported):
@@ -291,6 +304,9 @@ def _reductions(index, scope):
         elif method(node) == "DistributedGradientTape":
             found.append((node, "`%s`" % name))
         elif method(node) == "compute_gradients" and isinstance(node.func, ast.Attribute) \
-                and dotted_name(node.func.value) in horovod:
-            found.append((node, "`%s` (a hvd.DistributedOptimizer's)" % name))
+                and dotted_name(node.func.value) in horovod \
+                and not single_step_path(index, node):
+            # (said at the wrap, where the fix goes: backward_passes_per_step=N)
+            found.append((horovod[dotted_name(node.func.value)],
+                          "`%s` (of the hvd.DistributedOptimizer made here)" % name))
     return found

@@ -1,6 +1,7 @@
 # Modelled on NVIDIA DeepLearningExamples' BERT optimization.py (TF1 +
 # Horovod): without allreduce_post_accumulation the optimizer is Horovod's
-# DistributedOptimizer, so every micro-batch's compute_gradients all-reduces;
+# DistributedOptimizer, so every micro-batch's compute_gradients all-reduces
+# (said at the wrap, where the fix goes);
 # each micro-batch is clipped before it is added.
 import horovod.tensorflow as hvd
 import tensorflow as tf
@@ -9,9 +10,9 @@ import tensorflow as tf
 def create_optimizer(loss, init_lr, num_accumulation_steps):
     global_step = tf.compat.v1.train.get_or_create_global_step()
     optimizer = tf.compat.v1.train.AdamOptimizer(init_lr)
-    optimizer = hvd.DistributedOptimizer(optimizer)
+    optimizer = hvd.DistributedOptimizer(optimizer)  # <- GAC104
     tvars = tf.compat.v1.trainable_variables()
-    grads_and_vars = optimizer.compute_gradients(loss * 1.0 / num_accumulation_steps, tvars)  # <- GAC104
+    grads_and_vars = optimizer.compute_gradients(loss * 1.0 / num_accumulation_steps, tvars)
     local_step = tf.Variable(0, trainable=False, dtype=tf.int32)
     accum_vars = [tf.Variable(tf.zeros_like(v.initialized_value()), trainable=False)
                   for v in tvars]
