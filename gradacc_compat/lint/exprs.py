@@ -111,6 +111,22 @@ def modulo_tested(node, ops=(ast.Eq,)):
     return left if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod) else None
 
 
+def mod_parts(node):
+    """``(X, N)`` of ``X % N`` or ``tf.math.floormod(X, N)`` (``mod``), with
+    an added number dropped from X (``self.iterations + 1``), else None."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        left, right = node.left, node.right
+    elif isinstance(node, ast.Call) and method(node) in ("floormod", "mod") \
+            and len(node.args) == 2:
+        left, right = node.args
+    else:
+        return None
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add) \
+            and number(left.right) is not None:
+        left = left.left
+    return left, right
+
+
 def counter_name(node):
     """``global_step`` / ``optimizer.iterations`` / ``self.iterations``:
     the step counters schedules and Adam's bias correction read."""

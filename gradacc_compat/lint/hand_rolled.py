@@ -45,8 +45,9 @@ class _Checks(object):
         helpers = set(id(f) for f in (index.callee(a.node) for a in index.applies) if f is not None)
         for apply in index.applies:
             keys = apply.keys & index.accumulators
-            if not keys or id(apply.function) in helpers:
-                continue
+            if not keys or id(apply.function) in helpers \
+                    or micro_steps.single_step_path(index, apply.node):
+                continue  # (``else:`` of ``if accum_steps > 1``: the plain step)
             adds = [a for a in index.accumulates if a.key in keys]
             self._division(apply, keys, adds)
             self._schedule(apply, adds)
@@ -91,7 +92,31 @@ class _Checks(object):
         """A division of the gradients, not the mean over GPU towers of one
         micro-batch (``average_gradients(tower_grads)``, copied from TF's
         multi-GPU example): that one still leaves N micro-batches summed."""
-        return is_division(expr) and not self._tower_mean(expr)
+        if is_division(expr):
+            return not self._tower_mean(expr)
+        keyed = self.index.memo("keyed divisions", self._keyed_divisions)
+        return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and any(
+            isinstance(side, ast.Subscript) and _key(side) in keyed
+            for side in (n.left, n.right)) for n in ast.walk(expr))
+
+    def _keyed_divisions(self):
+        """The string keys a dict of the file maps to a quotient
+        (``{'grad_scaler': 1. / N}``, or a name bound to one): ``g *
+        coefficients['grad_scaler']`` divides (Keras's ``apply_state``)."""
+        index, found = self.index, set()
+        for node in ast.walk(index.tree):
+            if not isinstance(node, ast.Dict):
+                continue
+            for key, value in zip(node.keys, node.values):
+                text = getattr(key, "s", getattr(key, "value", None))
+                if not isinstance(text, str) or not isinstance(value, (ast.Name, ast.BinOp,
+                                                                       ast.Call)):
+                    continue
+                values = index.values_of(value.id, node) if isinstance(value, ast.Name) \
+                    else [(value, node)]
+                if any(is_division(v) for v, _ in values):
+                    found.add(text)
+        return found
 
     def _tower_mean(self, node):
         function = self.index.function_of(node)
@@ -317,6 +342,14 @@ class _Checks(object):
 
 
 _PER_VARIABLE = ("grad", "accum", "var", "weight", "param", "slot", "sum")
+
+
+def _key(subscript):
+    """The string of ``x['key']`` (any Python's ast), else None."""
+    key = subscript.slice
+    key = getattr(key, "value", key) if type(key).__name__ == "Index" else key
+    text = getattr(key, "s", getattr(key, "value", None))
+    return text if isinstance(text, str) else None
 
 
 def _over_variables(loop):

@@ -12,7 +12,8 @@ import ast
 from gradacc_compat.lint import (branches, discarded, epochs, keras_updates, masked, schedule,
                                  session_loops)
 from gradacc_compat.lint.ast_helpers import dotted_name, method
-from gradacc_compat.lint.exprs import accumulation, divides_by_n, increment, no_accumulation
+from gradacc_compat.lint.exprs import (accumulation, divides_by_n, increment, mod_parts,
+                                        no_accumulation)
 
 __all__ = ["check_accumulate", "check_module", "label"]
 
@@ -100,15 +101,19 @@ def _own_iterations(index, report):
                  and isinstance(n.func.value, ast.Call) and method(n.func.value) == "super"]
         owns = any(isinstance(n, ast.Assign) and any(
             dotted_name(t) == "self.iterations" for t in n.targets) for n in ast.walk(cls))
-        if not calls or owns:
+        hands = any((isinstance(n, ast.Assign) and dotted_name(n.value) == "self.iterations")
+                    or (isinstance(n, ast.Call) and method(n) == "assign_add"
+                        and isinstance(n.func, ast.Attribute)
+                        and dotted_name(n.func.value) == "self.iterations")
+                    for n in ast.walk(cls))  # (said where it hands or advances it)
+        if not calls or owns or hands:
             continue
         for node in ast.walk(cls):
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) \
-                    and dotted_name(node.left) == "self.iterations" \
-                    and divides_by_n(ast.BinOp(left=node.left, op=ast.Div(),
-                                                right=node.right)):
+            parts = mod_parts(node)
+            if parts and dotted_name(parts[0]) == "self.iterations" \
+                    and divides_by_n(ast.BinOp(left=parts[0], op=ast.Div(), right=parts[1])):
                 report(node, "GAC107", "self.iterations",
-                            "the parent optimizer's update, which this class runs")
+                       "the parent optimizer's update, which this class runs")
 
 
 def _aliased_iterations(index, report):
