@@ -98,7 +98,7 @@ def test_python2_files_are_read_or_warned_and_leave_the_status_alone():
 ODD = u'''from helpers import append, extend
 append(x)
 extend(items, more)
-(lambda f: f)(print)(append)
+(lambda f: f)(len)(append)
 opt.apply_gradients(*pairs)
 opt.apply_gradients(grads_and_vars=zip(*[iter([])] * 2))
 for (a, (b, c)) in []:

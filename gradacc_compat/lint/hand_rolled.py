@@ -9,10 +9,9 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import losses, micro_steps, parameters, schedule
+from gradacc_compat.lint import divisions, losses, micro_steps, parameters, schedule
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
-from gradacc_compat.lint.exprs import divides_by_n, is_division
-from gradacc_compat.lint.flow import HELPER_ADDS
+from gradacc_compat.lint.exprs import divides_by_n
 from gradacc_compat.lint.micro_steps import label
 
 __all__ = ["check"]
@@ -66,11 +65,9 @@ class _Checks(object):
     # -- GAC101 / GAC108: dividing by N ------------------------------------
     def _division(self, apply, keys, adds):
         index = self.index
-        at_apply = any(self._divides(e) for e in apply.chain)
-        at_add = any(index.memo(("divides", id(a)), lambda a=a: any(
-            self._divides(e) for e in index.sources(a.value, a.value)[1])
-            or self._divided_before(a) or self._helper_divides(a)) for a in adds)
-        in_place = self._normalized_in_place(keys | apply.keys)
+        at_apply = any(divisions.divides(index, e) for e in apply.chain)
+        at_add = any(divisions.divided_at_add(index, a) for a in adds)
+        in_place = divisions.normalized_in_place(index, keys | apply.keys)
         loss = any(losses.scaled(index, a) for a in adds)
         name = label(adds[0])
         if not (at_apply or at_add or in_place or loss or all(
@@ -84,113 +81,9 @@ class _Checks(object):
             if first is None or apply.node.lineno < first[0].lineno:
                 self.undivided[site] = (apply.node, name)
         elif loss and any(losses.scaled(index, a, by_n=True) for a in adds) and (
-                any(divides_by_n(e) for e in apply.chain) or self._normalized_in_place(
-                    keys, by_n=True)):
+                any(divides_by_n(e) for e in apply.chain) or divisions.normalized_in_place(
+                    index, keys, by_n=True)):
             self.report(apply.node, "GAC108", name)
-
-    def _divides(self, expr):
-        """A division of the gradients, not the mean over GPU towers of one
-        micro-batch (``average_gradients(tower_grads)``, copied from TF's
-        multi-GPU example): that one still leaves N micro-batches summed."""
-        if is_division(expr):
-            return not self._tower_mean(expr)
-        keyed = self.index.memo("keyed divisions", self._keyed_divisions)
-        return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and any(
-            isinstance(side, ast.Subscript) and _key(side) in keyed
-            for side in (n.left, n.right)) for n in ast.walk(expr))
-
-    def _keyed_divisions(self):
-        """The string keys a dict of the file maps to a quotient
-        (``{'grad_scaler': 1. / N}``, or a name bound to one): ``g *
-        coefficients['grad_scaler']`` divides (Keras's ``apply_state``)."""
-        index, found = self.index, set()
-        for node in ast.walk(index.tree):
-            if not isinstance(node, ast.Dict):
-                continue
-            for key, value in zip(node.keys, node.values):
-                text = getattr(key, "s", getattr(key, "value", None))
-                if not isinstance(text, str) or not isinstance(value, (ast.Name, ast.BinOp,
-                                                                       ast.Call)):
-                    continue
-                values = index.values_of(value.id, node) if isinstance(value, ast.Name) \
-                    else [(value, node)]
-                if any(is_division(v) for v, _ in values):
-                    found.add(text)
-        return found
-
-    def _tower_mean(self, node):
-        function = self.index.function_of(node)
-        if function is None or isinstance(function, ast.Lambda):
-            return False
-        words = [function.name] + [getattr(a, "arg", None) or getattr(a, "id", "")
-                                   for a in function.args.args]
-        return any("tower" in (w or "").lower() for w in words)
-
-    def _helper_divides(self, add):
-        """``self.acc(grads)`` where ``self.acc = Accumulator(N)`` of a class
-        of this file whose own sums are divided as they are added
-        (``g * self._factor`` with ``self._factor = 1. / N``)."""
-        index = self.index
-        call = add.node
-        if not isinstance(call, ast.Call):
-            return False
-        receiver = dotted_name(call.func.value if method(call) in HELPER_ADDS
-                               and isinstance(call.func, ast.Attribute) else call.func)
-        classes = dict((c.name, c) for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef))
-        made = [classes.get((dotted_name(n.value.func) or "").split(".")[-1])
-                for n in index.assigns if isinstance(n, ast.Assign)
-                and isinstance(n.value, ast.Call) and receiver
-                and any(dotted_name(t) == receiver for t in n.targets)]
-        for cls in (c for c in made if c is not None):
-            halves = dict((dotted_name(t), n.value) for n in ast.walk(cls)
-                          if isinstance(n, ast.Assign) for t in n.targets)
-            for inner in index.accumulates:
-                if inner.function is None or index.class_of(inner.function) is not cls:
-                    continue
-                exprs = index.sources(inner.value, inner.value)[1]
-                read = set(dotted_name(n) for e in exprs for n in ast.walk(e))
-                if any(self._divides(e) for e in exprs) or any(
-                        name in halves and is_division(halves[name]) for name in read):
-                    return True
-        return False
-
-    def _divided_before(self, add):
-        """``grad /= N`` on the name ``add`` adds, earlier in its function."""
-        names = set(n.id for n in ast.walk(add.value) if isinstance(n, ast.Name))
-        divisions = self.index.memo(("/=", id(add.function)), lambda: [
-            n for n in self.index.statements_of(add.function)
-            if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Div)
-            and isinstance(n.target, ast.Name)])
-        return any(n.target.id in names and n.lineno < add.node.lineno for n in divisions)
-
-    def _normalized_in_place(self, keys, by_n=False):
-        return self.index.memo(("in place", frozenset(keys), by_n),
-                               lambda: self._find_normalized(keys, by_n))
-
-    def _find_normalized(self, keys, by_n):
-        index = self.index
-        divides = divides_by_n if by_n else is_division
-        for node in index.assigns + index.calls:
-            if self._tower_mean(node):
-                continue
-            if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Div, ast.Mult)) \
-                    and index.key(node.target) in keys \
-                    and (isinstance(node.op, ast.Div) or divides(node.value)):
-                return True
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and index.key(node.targets[0]) in keys and divides(node.value):
-                return True
-            if isinstance(node, ast.Call) and method(node) in ("assign", "update") and node.args:
-                if isinstance(node.func, ast.Attribute) and method(node) == "assign" \
-                        and dotted_name(node.func) not in ("tf.assign", "tf.compat.v1.assign"):
-                    owner, value = node.func.value, node.args[0]
-                elif len(node.args) > 1:
-                    owner, value = node.args[0], node.args[1]
-                else:
-                    continue
-                if index.key(owner) in keys and divides(value):
-                    return True
-        return False
 
     # -- GAC102 / GAC109 / GAC111: when the apply runs -----------------------
     def _schedule(self, apply, adds):
@@ -342,14 +235,6 @@ class _Checks(object):
 
 
 _PER_VARIABLE = ("grad", "accum", "var", "weight", "param", "slot", "sum")
-
-
-def _key(subscript):
-    """The string of ``x['key']`` (any Python's ast), else None."""
-    key = subscript.slice
-    key = getattr(key, "value", key) if type(key).__name__ == "Index" else key
-    text = getattr(key, "s", getattr(key, "value", None))
-    return text if isinstance(text, str) else None
 
 
 def _over_variables(loop):

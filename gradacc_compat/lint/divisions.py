@@ -1,0 +1,145 @@
+"""Where ``lint`` finds the gradients divided by N (GAC101, GAC108): in
+the expressions on their way (not the mean over GPU towers of one
+micro-batch), by a ``dict`` entry the file maps to ``1. / N``, by the
+file's own accumulator class as it adds, by ``grad /= N`` before the add,
+or where the sums are kept (``acc.assign(acc / N)``).
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.exprs import divides_by_n, is_division
+from gradacc_compat.lint.flow import HELPER_ADDS
+
+__all__ = ["divides", "divided_at_add", "normalized_in_place"]
+
+_STRINGS = (str, type(u""))  # (Python 2: a unicode literal too)
+
+
+def divided_at_add(index, add):
+    """The gradient ``add`` adds is divided on its way in."""
+    return index.memo(("divides", id(add)), lambda: any(
+        divides(index, e) for e in index.sources(add.value, add.value)[1])
+        or _divided_before(index, add) or _helper_divides(index, add))
+
+
+def divides(index, expr):
+    """A division of the gradients, not the mean over GPU towers of one
+    micro-batch (``average_gradients(tower_grads)``, copied from TF's
+    multi-GPU example): that one still leaves N micro-batches summed."""
+    if is_division(expr):
+        return not _tower_mean(index, expr)
+    keyed = index.memo("keyed divisions", lambda: _keyed_divisions(index))
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and any(
+        isinstance(side, ast.Subscript) and _key(side) in keyed
+        for side in (n.left, n.right)) for n in ast.walk(expr))
+
+
+def _keyed_divisions(index):
+    """The string keys a dict of the file maps to a quotient
+    (``{'grad_scaler': 1. / N}``, or a name bound to one): ``g *
+    coefficients['grad_scaler']`` divides (Keras's ``apply_state``)."""
+    found = set()
+    for node in ast.walk(index.tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        for key, value in zip(node.keys, node.values):
+            text = getattr(key, "s", getattr(key, "value", None))
+            if not isinstance(text, _STRINGS) or not isinstance(value, (ast.Name, ast.BinOp,
+                                                                   ast.Call)):
+                continue
+            values = index.values_of(value.id, node) if isinstance(value, ast.Name) \
+                else [(value, node)]
+            if any(is_division(v) for v, _ in values):
+                found.add(text)
+    return found
+
+
+def _tower_mean(index, node):
+    function = index.function_of(node)
+    if function is None or isinstance(function, ast.Lambda):
+        return False
+    words = [function.name] + [getattr(a, "arg", None) or getattr(a, "id", "")
+                               for a in function.args.args]
+    return any("tower" in (w or "").lower() for w in words)
+
+
+def _helper_divides(index, add):
+    """``self.acc(grads)`` where ``self.acc = Accumulator(N)`` of a class
+    of this file whose own sums are divided as they are added
+    (``g * self._factor`` with ``self._factor = 1. / N``)."""
+    call = add.node
+    if not isinstance(call, ast.Call):
+        return False
+    receiver = dotted_name(call.func.value if method(call) in HELPER_ADDS
+                           and isinstance(call.func, ast.Attribute) else call.func)
+    classes = dict((c.name, c) for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef))
+    made = [classes.get((dotted_name(n.value.func) or "").split(".")[-1])
+            for n in index.assigns if isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Call) and receiver
+            and any(dotted_name(t) == receiver for t in n.targets)]
+    for cls in (c for c in made if c is not None):
+        halves = dict((dotted_name(t), n.value) for n in ast.walk(cls)
+                      if isinstance(n, ast.Assign) for t in n.targets)
+        for inner in index.accumulates:
+            if inner.function is None or index.class_of(inner.function) is not cls:
+                continue
+            exprs = index.sources(inner.value, inner.value)[1]
+            read = set(dotted_name(n) for e in exprs for n in ast.walk(e))
+            if any(divides(index, e) for e in exprs) or any(
+                    name in halves and is_division(halves[name]) for name in read):
+                return True
+    return False
+
+
+def _divided_before(index, add):
+    """``grad /= N`` on the name ``add`` adds, earlier in its function."""
+    names = set(n.id for n in ast.walk(add.value) if isinstance(n, ast.Name))
+    divisions = index.memo(("/=", id(add.function)), lambda: [
+        n for n in index.statements_of(add.function)
+        if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Div)
+        and isinstance(n.target, ast.Name)])
+    return any(n.target.id in names and n.lineno < add.node.lineno for n in divisions)
+
+
+def normalized_in_place(index, keys, by_n=False):
+    """The sums divided where they are kept (``acc /= N``, ``acc = acc /
+    N``, ``acc.assign(acc / N)``), outside a tower mean."""
+    return index.memo(("in place", frozenset(keys), by_n),
+                      lambda: _find_normalized(index, keys, by_n))
+
+
+def _find_normalized(index, keys, by_n):
+    test = divides_by_n if by_n else is_division
+    for node in index.assigns + index.calls:
+        if _tower_mean(index, node):
+            continue
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Div, ast.Mult)) \
+                and index.key(node.target) in keys \
+                and (isinstance(node.op, ast.Div) or test(node.value)):
+            return True
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and index.key(node.targets[0]) in keys and test(node.value):
+            return True
+        if isinstance(node, ast.Call) and method(node) in ("assign", "update") and node.args:
+            if isinstance(node.func, ast.Attribute) and method(node) == "assign" \
+                    and dotted_name(node.func) not in ("tf.assign", "tf.compat.v1.assign"):
+                owner, value = node.func.value, node.args[0]
+            elif len(node.args) > 1:
+                owner, value = node.args[0], node.args[1]
+            else:
+                continue
+            if index.key(owner) in keys and test(value):
+                return True
+    return False
+
+
+def _key(subscript):
+    """The string of ``x['key']`` (any Python's ast), else None."""
+    key = subscript.slice
+    key = getattr(key, "value", key) if type(key).__name__ == "Index" else key
+    text = getattr(key, "s", getattr(key, "value", None))
+    return text if isinstance(text, _STRINGS) else None
