@@ -70,6 +70,8 @@ def _cycles_in(index, inner, applying, gated):
     function that applies) under a condition of the loop."""
     for node in index.statements_of(inner):
         callee = index.callee(node) if isinstance(node, ast.Call) else None
+        if callee is not None and _sums_made_per_call(index, callee):
+            continue  # (nothing outlives the call: a loss there is the callee's own)
         if callee is not None and id(callee) in gated:
             return _label(index, callee)
         is_apply = callee is not None and id(callee) in applying
@@ -78,6 +80,13 @@ def _cycles_in(index, inner, applying, gated):
         if is_apply and _conditional(index, node, inner):
             return _label(index, callee or index.function_of(node))
     return None
+
+
+def _sums_made_per_call(index, function):
+    """Every accumulator ``function`` applies is a local name of its own."""
+    keys = [k for a in index.applies if index.step_scope(a.node) is function
+            for k in a.keys & index.accumulators]
+    return bool(keys) and all(k[0] == "name" and k[1] == id(function) for k in keys)
 
 
 def _conditional(index, node, loop):

@@ -188,10 +188,16 @@ def no_accumulation(test):
     for part in parts:
         if isinstance(part, ast.Compare) and len(part.ops) == 1 \
                 and isinstance(part.ops[0], (ast.Eq, ast.LtE)) \
-                and number(part.comparators[0]) == 1 \
-                and any(w in (dotted_name(part.left) or "").lower() for w in _N_WORDS):
+                and number(part.comparators[0]) == 1 and _names_n(part.left):
             return True
     return False
+
+
+def _names_n(node):
+    """``node`` names the number of micro-batches (``accum_steps``,
+    ``gradient_accumulation_steps[i]``)."""
+    words = " ".join(dotted_name(n) or "" for n in ast.walk(node)).lower()
+    return any(w in words for w in _N_WORDS)
 
 
 def accumulation(test):
@@ -200,8 +206,7 @@ def accumulation(test):
     parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
         else [test]
     for part in parts:
-        if isinstance(part, ast.Compare) and len(part.ops) == 1 \
-                and any(w in (dotted_name(part.left) or "").lower() for w in _N_WORDS) \
+        if isinstance(part, ast.Compare) and len(part.ops) == 1 and _names_n(part.left) \
                 and ((isinstance(part.ops[0], (ast.Gt, ast.NotEq))
                       and number(part.comparators[0]) == 1)
                      or (isinstance(part.ops[0], ast.GtE) and number(part.comparators[0]) == 2)):

@@ -11,7 +11,7 @@ import ast
 
 from gradacc_compat.lint import divisions, losses, micro_steps, parameters, schedule
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
-from gradacc_compat.lint.exprs import divides_by_n
+from gradacc_compat.lint.exprs import accumulation, divides_by_n, no_accumulation
 from gradacc_compat.lint.micro_steps import label
 
 __all__ = ["check"]
@@ -88,7 +88,10 @@ class _Checks(object):
     # -- GAC102 / GAC109 / GAC111: when the apply runs -----------------------
     def _schedule(self, apply, adds):
         index = self.index
-        guards = index.guards(apply.node)
+        # (``if accum_steps == 1: plain step else: accumulating step`` picks
+        # a path, it is no cycle's condition)
+        guards = [(kind, test) for kind, test in index.guards(apply.node)
+                  if not (no_accumulation(test) or accumulation(test))]
         if self._one_per_apply(apply, adds):
             self.report(apply.node, "GAC102", label(adds[0]), "")
             return
