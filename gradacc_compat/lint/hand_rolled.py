@@ -40,12 +40,13 @@ class _Checks(object):
         checked = set()
         # (an apply inside a helper that another apply calls -- ``def
         # _apply_gradients(pairs): return opt.apply_gradients(pairs)`` -- is
-        # decided at the call, where the sums are handed over)
+        # decided at the call, where the sums are handed over; not when the
+        # helper reads sums of its own, ``self.accumulator.gradients``)
         helpers = set(id(f) for f in (index.callee(a.node) for a in index.applies) if f is not None)
         for apply in index.applies:
             keys = apply.keys & index.accumulators
-            if not keys or id(apply.function) in helpers \
-                    or micro_steps.single_step_path(index, apply.node):
+            handed = id(apply.function) in helpers and _reads_parameter(apply)
+            if not keys or handed or micro_steps.single_step_path(index, apply.node):
                 continue  # (``else:`` of ``if accum_steps > 1``: the plain step)
             adds = [a for a in index.accumulates if a.key in keys]
             self._division(apply, keys, adds)
@@ -238,6 +239,18 @@ class _Checks(object):
 
 
 _PER_VARIABLE = ("grad", "accum", "var", "weight", "param", "slot", "sum")
+
+
+def _reads_parameter(apply):
+    """The apply's gradients name a parameter of its function (handed
+    over by the caller), not sums of its own."""
+    function = apply.function
+    if function is None or not apply.node.args and not apply.node.keywords:
+        return False
+    params = set(getattr(a, "arg", None) or getattr(a, "id", None)
+                 for a in function.args.args) - set(["self"])
+    arg = apply.node.args[0] if apply.node.args else apply.node.keywords[0].value
+    return any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(arg))
 
 
 def _over_variables(loop):
