@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
-from gradacc_compat.lint.scopes import LOOPS
+from gradacc_compat.lint.scopes import LOOPS, RUNS
 
 __all__ = ["carried_cycles"]
 
@@ -69,7 +69,7 @@ def _cycles_in(index, inner, applying, gated):
     step that applies under a condition, or an apply (or a call of a
     function that applies) under a condition of the loop."""
     for node in index.statements_of(inner):
-        callee = index.callee(node) if isinstance(node, ast.Call) else None
+        callee = _called(index, node) if isinstance(node, ast.Call) else None
         if callee is not None and _sums_made_per_call(index, callee):
             continue  # (nothing outlives the call: a loss there is the callee's own)
         if callee is not None and id(callee) in gated:
@@ -80,6 +80,17 @@ def _cycles_in(index, inner, applying, gated):
         if is_apply and _conditional(index, node, inner):
             return _label(index, callee or index.function_of(node))
     return None
+
+
+def _called(index, call):
+    """The function of the file ``call`` runs: ``f(...)``, or ``fn`` in
+    ``strategy.run(fn)`` (``experimental_run_v2``)."""
+    callee = index.callee(call)
+    if callee is None and method(call) in RUNS and call.args \
+            and isinstance(call.args[0], ast.Name):
+        named = [f for f in index.functions if getattr(f, "name", None) == call.args[0].id]
+        callee = named[0] if len(named) == 1 else None
+    return callee
 
 
 def _sums_made_per_call(index, function):
