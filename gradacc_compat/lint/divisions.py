@@ -11,10 +11,10 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
-from gradacc_compat.lint.exprs import divides_by_n, is_division
-from gradacc_compat.lint.flow import HELPER_ADDS
+from gradacc_compat.lint.exprs import divides_by_n, is_division, loads
+from gradacc_compat.lint.flow import HELPER_ADDS, HELPER_READS
 
-__all__ = ["divides", "divided_at_add", "normalized_in_place"]
+__all__ = ["divides", "divided_at_add", "normalized_in_place", "on_every_path"]
 
 _STRINGS = (str, type(u""))  # (Python 2: a unicode literal too)
 
@@ -24,6 +24,50 @@ def divided_at_add(index, add):
     return index.memo(("divides", id(add)), lambda: any(
         divides(index, e) for e in index.sources(add.value, add.value)[1])
         or _divided_before(index, add) or _helper_divides(index, add))
+
+
+def on_every_path(index, expr, at, depth=4):
+    """``expr`` (at ``at``) is divided on every path that reaches it: it
+    divides, or each binding of a name it reads does (``if post: sums =
+    [s / N ...]`` then the apply of ``sums`` leaves the other path
+    undivided). ``grads = f(grads)`` rebinding one name is no hop."""
+    return index.memo(("every path", id(expr), id(at), depth),
+                      lambda: _on_every_path(index, expr, at, depth, None))
+
+
+def _on_every_path(index, expr, at, depth, bound):
+    if divides(index, expr):
+        return True
+    if depth <= 0:
+        return False
+    for load in loads(expr, settings=False):
+        if isinstance(load, ast.Attribute) and load.attr in HELPER_READS \
+                and isinstance(load.value, ast.Name):
+            load = load.value
+        if not isinstance(load, ast.Name):
+            continue
+        values = [(v, node) for v, node in index.values_of(load.id, at) if not _empty(v)]
+        left = depth if load.id == bound else depth - 1
+        divided = [index.memo(("every path", id(v), id(node), left, load.id),
+                              lambda v=v, node=node: _on_every_path(index, v, node, left, load.id))
+                   for v, node in values]
+        # (what is appended to one list, ``pairs.append((g / N, v))`` and
+        # ``pairs.append((None, v))`` for a missing gradient, is one path)
+        appended = [d for d, (_, node) in zip(divided, values)
+                    if isinstance(node, ast.Call) and method(node) == "append"]
+        others = [d for d, (_, node) in zip(divided, values)
+                  if not (isinstance(node, ast.Call) and method(node) == "append")]
+        if values and all(others) and (not appended or any(appended)):
+            return True
+    return False
+
+
+def _empty(value):
+    """``[]``, ``()``, ``{}`` or ``None``: a binding no gradient comes by
+    (``pairs = []`` before ``pairs.append((g / N, v))``)."""
+    if isinstance(value, (ast.List, ast.Tuple, ast.Dict)):
+        return not (getattr(value, "elts", None) or getattr(value, "keys", None))
+    return getattr(value, "value", 0) is None or getattr(value, "id", "") == "None"
 
 
 def divides(index, expr):
@@ -122,8 +166,9 @@ def _find_normalized(index, keys, by_n):
                 and (isinstance(node.op, ast.Div) or test(node.value)):
             return True
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and not isinstance(node.targets[0], ast.Name) \
                 and index.key(node.targets[0]) in keys and test(node.value):
-            return True
+            return True  # (a local name rebound is followed path by path: on_every_path)
         if isinstance(node, ast.Call) and method(node) in ("assign", "update") and node.args:
             if isinstance(node.func, ast.Attribute) and method(node) == "assign" \
                     and dotted_name(node.func) not in ("tf.assign", "tf.compat.v1.assign"):

@@ -14,7 +14,7 @@ from gradacc_compat.lint import parameters
 from gradacc_compat.lint.exprs import GRADIENT_CALLS, loads
 from gradacc_compat.lint.scopes import LOOPS, Scopes
 
-__all__ = ["Index", "HELPER_ADDS"]
+__all__ = ["Index", "HELPER_ADDS", "HELPER_READS"]
 
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 _APPLIES = ("apply_gradients", "_apply_gradients", "_resource_apply_dense", "_apply_dense")
@@ -22,7 +22,7 @@ _APPLIES = ("apply_gradients", "_apply_gradients", "_resource_apply_dense", "_ap
 #: ``acc(grads)`` for an object whose name says accumulator), and the
 #: attributes that read its sums.
 HELPER_ADDS = ("add_gradients", "accumulate", "accumulate_gradients", "add_grads")
-_HELPER_READS = ("gradients", "grads", "accumulated_gradients", "accum_grads")
+HELPER_READS = ("gradients", "grads", "accumulated_gradients", "accum_grads")
 
 
 class Accumulate(object):
@@ -72,7 +72,7 @@ class Index(Scopes):
             owner = self.class_of(self.function_of(node) or node)
             return ("self", owner.name if owner is not None else None, name.split(".")[1])
         if "." in name:
-            if name.split(".")[-1] in _HELPER_READS + ("read_value",) \
+            if name.split(".")[-1] in HELPER_READS + ("read_value",) \
                     and isinstance(node, ast.Attribute):
                 return self.key(node.value)  # a helper's sums; a variable's value
             return ("attr", name)
@@ -267,7 +267,7 @@ class Index(Scopes):
             if left <= 0:
                 continue
             for load in loads(current, settings=False):
-                if isinstance(load, ast.Attribute) and load.attr in _HELPER_READS \
+                if isinstance(load, ast.Attribute) and load.attr in HELPER_READS \
                         and isinstance(load.value, ast.Name) and load.value.id != "self":
                     load = load.value  # (a helper's sums: where the helper comes from)
                 if isinstance(load, ast.Name):
@@ -282,6 +282,20 @@ class Index(Scopes):
                             node, _COMPREHENSIONS)) else 1
                         todo.append((value, node, left - cost, load.id))
         return keys, chain
+
+    def _around_if(self, name, last, found, around):
+        """The bindings that reach past a one-armed ``if`` that rebinds
+        ``name`` (``if post: sums = [s / N ...]``): those before the ``if``."""
+        ifs = [up for up in self.ancestors(last) if isinstance(up, ast.If)
+               and id(up) not in around]
+        if not ifs:
+            return []
+        top = ifs[-1]
+        inside = set(id(n) for b in top.orelse for n in ast.walk(b))
+        if top.orelse and any(id(node) in inside for _, node in found):
+            return []  # (bound on both arms)
+        return [pair for pair in self.values_of(name, top)
+                if all(pair[1] is not node for _, node in found)]
 
     def values_of(self, name, at):
         """``[(expression, node)]`` that bind ``name`` as seen at ``at``."""
@@ -312,6 +326,7 @@ class Index(Scopes):
             found.extend(self.returned(name, pair[1]) for pair in list(found)
                          if isinstance(pair[1], ast.Assign))
             found = [pair for pair in found if pair is not None]
+            found.extend(self._around_if(name, last, found, around))
         since = max([pair[1].lineno for pair in found] or [0])
         found.extend((node.args[-1], node) for node in self.appends(binder).get(name, ())
                      if since <= node.lineno <= at.lineno)

@@ -66,7 +66,7 @@ class _Checks(object):
     # -- GAC101 / GAC108: dividing by N ------------------------------------
     def _division(self, apply, keys, adds):
         index = self.index
-        at_apply = any(divisions.divides(index, e) for e in apply.chain)
+        at_apply = divisions.on_every_path(index, apply.chain[0], apply.node)
         at_add = any(divisions.divided_at_add(index, a) for a in adds)
         in_place = divisions.normalized_in_place(index, keys | apply.keys)
         loss = any(losses.scaled(index, a) for a in adds)
