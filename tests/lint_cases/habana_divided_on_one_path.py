@@ -15,12 +15,13 @@ def create_optimizer(loss, lr, num_accumulation_steps, allreduce_post_accumulati
     grads_and_vars = optimizer.compute_gradients(loss, tvars)
     accum_vars = [tf.Variable(tf.zeros_like(v.initialized_value()), trainable=False)
                   for v in tvars]
-    counter = tf.Variable(0, trainable=False, dtype=tf.int32)
-    accum_ops = []
-    for i, (g, _) in enumerate(grads_and_vars):
-        accum_ops.append(accum_vars[i].assign_add(g))
-    with tf.control_dependencies(accum_ops):
-        local_step = counter.assign_add(1)
+    local_step = tf.Variable(0, trainable=False, dtype=tf.int32)
+    first = tf.math.equal(local_step % num_accumulation_steps, 0)
+    added = tf.cond(first,
+                    lambda: [a.assign(g) for a, (g, _) in zip(accum_vars, grads_and_vars)],
+                    lambda: [a.assign_add(g) for a, (g, _) in zip(accum_vars, grads_and_vars)])
+    with tf.control_dependencies(added):
+        local_step = local_step.assign_add(1)
 
     def update(accum_vars):
         if allreduce_post_accumulation:

@@ -16,15 +16,14 @@ def create_optimizer(loss, lr, num_accumulation_steps=1, allreduce_post_accumula
     tvars = tf.compat.v1.trainable_variables()
     if num_accumulation_steps > 1:
         grads_and_vars = optimizer.compute_gradients(loss / num_accumulation_steps, tvars)
-        local_step = tf.Variable(0, trainable=False, dtype=tf.int32)
+        counter = tf.Variable(0, trainable=False, dtype=tf.int32)
         sums = [tf.Variable(tf.zeros_like(v.initialized_value()), trainable=False)
                 for v in tvars]
-        first = tf.math.equal(local_step % num_accumulation_steps, 0)
-        added = tf.cond(first,
-                        lambda: [s.assign(g) for s, (g, _) in zip(sums, grads_and_vars)],
-                        lambda: [s.assign_add(g) for s, (g, _) in zip(sums, grads_and_vars)])
+        added = []
+        for i, (g, _) in enumerate(grads_and_vars):
+            added.append(sums[i].assign_add(g))
         with tf.control_dependencies(added):
-            local_step = local_step.assign_add(1)
+            local_step = counter.assign_add(1)
         apply_now = tf.math.equal(local_step % num_accumulation_steps, 0)
         return tf.cond(apply_now,
                        lambda: optimizer.apply_gradients(zip(sums, tvars), global_step=global_step),
