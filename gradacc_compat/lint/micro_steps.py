@@ -12,8 +12,8 @@ import ast
 from gradacc_compat.lint import (branches, discarded, epochs, keras_updates, masked, schedule,
                                  session_loops)
 from gradacc_compat.lint.ast_helpers import dotted_name, method
-from gradacc_compat.lint.exprs import (accumulation, divides_by_n, increment, mod_parts,
-                                        no_accumulation)
+from gradacc_compat.lint.exprs import (accumulation, divides_by_n, increment, loads,
+                                        mod_parts, no_accumulation)
 
 __all__ = ["check_accumulate", "check_module", "label"]
 
@@ -153,7 +153,7 @@ def _running_means(index, report):
 def _clip(index, report, add, reported):
     """GAC106, once per accumulation: the clip nearest to it (a helper's
     call, not also the clip inside the helper it returns from)."""
-    for expr in index.sources(add.value, add.value)[1]:
+    for expr in index.sources(add.value, add.value)[1] + _attributes_set_before(index, add):
         for node in ast.walk(expr):
             if isinstance(node, ast.Call) and "clip" in (method(node) or ""):
                 if ("GAC106", node.lineno) not in reported:
@@ -161,6 +161,18 @@ def _clip(index, report, add, reported):
                     report(node, "GAC106", dotted_name(node.func),
                            "the accumulation into `%s`" % label(add))
                 return
+
+
+def _attributes_set_before(index, add):
+    """The values given, earlier in the accumulating function, to the
+    ``self.`` attributes its gradient comes by (``self._gradients = [(clip(g),
+    v) ...]`` then ``acc.assign_add(gv[0]) for gv in self._gradients``)."""
+    read = set(dotted_name(n) for e in index.sources(add.value, add.value)[1]
+               for n in loads(e, settings=False) if isinstance(n, ast.Attribute))
+    return [n.value for n in index.statements_of(add.function)
+            if isinstance(n, ast.Assign) and n.lineno < add.node.lineno
+            and any((dotted_name(t) or "").startswith("self.") and dotted_name(t) in read
+                    for t in n.targets)] if add.function is not None else []
 
 
 def _user_variables(index):
