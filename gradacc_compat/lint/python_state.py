@@ -137,10 +137,40 @@ def _stale_state(tree, report):
                 # for g in pairs]`` is a local name, no sum is lost)
                 report(node, "GAC105", name, function.name)
             elif isinstance(node, ast.Assign) and name.startswith("self.") \
+                    and name.count(".") == 1 and _zeros_added_to(function, node.value, name):
+                # self.sums = [tf.zeros_like(g) ...] then self.sums[i].assign_add(g):
+                # tensors made once, at tracing, not variables
+                report(node, "GAC105", name, function.name)
+            elif isinstance(node, ast.Assign) and name.startswith("self.") \
                     and name.count(".") == 1 and _adds_to_itself(node.value, name):
                 # self.sums = [a + g for a, g in zip(self.sums, grads)]: a Python
                 # list of the trace's tensors, built once
                 report(node, "GAC105", name, function.name)
+
+
+def _zeros_added_to(function, value, name):
+    """``value`` is a list of zero tensors (``[tf.zeros_like(g) ...]``, no
+    ``tf.Variable``) and ``function`` adds to its elements in place."""
+    if not isinstance(value, (ast.ListComp, ast.List)) or any(
+            method(n) == "Variable" for n in ast.walk(value) if isinstance(n, ast.Call)) \
+            or not any(method(n) in ("zeros_like", "zeros")
+                       for n in ast.walk(value) if isinstance(n, ast.Call)):
+        return False
+    names = set([name])  # (and the loop names that walk it: ``for acc, g in zip(self.sums, ...)``)
+    for loop in ast.walk(function):
+        if isinstance(loop, (ast.For, ast.comprehension)) and any(
+                dotted_name(n) == name for n in ast.walk(loop.iter)):
+            target = loop.target.elts[0] if isinstance(loop.target, ast.Tuple) else loop.target
+            names.add(dotted_name(target))
+    for call in ast.walk(function):
+        if isinstance(call, ast.Call) and method(call) == "assign_add" \
+                and isinstance(call.func, ast.Attribute):
+            owner = call.func.value
+            while isinstance(owner, ast.Subscript):
+                owner = owner.value
+            if dotted_name(owner) in names:
+                return True
+    return False
 
 
 def _adds_to_itself(value, name):
