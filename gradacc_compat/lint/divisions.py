@@ -14,7 +14,8 @@ from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import divides_by_n, is_division, loads
 from gradacc_compat.lint.flow import HELPER_ADDS, HELPER_READS
 
-__all__ = ["divides", "divided_at_add", "normalized_in_place", "on_every_path"]
+__all__ = ["divides", "divided_at_add", "lr_compensated", "normalized_in_place",
+           "on_every_path"]
 
 _STRINGS = (str, type(u""))  # (Python 2: a unicode literal too)
 
@@ -68,6 +69,44 @@ def _empty(value):
     if isinstance(value, (ast.List, ast.Tuple, ast.Dict)):
         return not (getattr(value, "elts", None) or getattr(value, "keys", None))
     return getattr(value, "value", 0) is None or getattr(value, "id", "") == "None"
+
+
+_SGD = ("SGD", "GradientDescentOptimizer", "MomentumOptimizer")
+_ADAPTIVE = ("Adam", "AdamOptimizer", "AdamW", "Adagrad", "AdagradOptimizer", "RMSprop",
+             "RMSPropOptimizer", "Nadam", "Adamax", "Adadelta", "LAMB", "Lamb", "Ftrl")
+
+
+def lr_compensated(index):
+    """The learning rate divided by the number of micro-batches in a file
+    whose optimizers are all plain or momentum SGD: there the step of the
+    sum at lr / N is the step of the mean at lr (for Adam it is not)."""
+    return index.memo("lr compensated", lambda: _lr_compensated(index))
+
+
+def _lr_compensated(index):
+    made = set(method(c) for c in index.calls)
+    if not made & set(_SGD) or made & set(_ADAPTIVE):
+        return False
+    bounds = set(dotted_name(a) for c in index.calls if method(c) == "range"
+                 for a in c.args if dotted_name(a))
+    for node in index.assigns + index.calls:
+        if isinstance(node, ast.Call):
+            target = node.func.value if method(node) == "assign" \
+                and isinstance(node.func, ast.Attribute) else None
+            value = node.args[0] if node.args else None
+        else:
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            value = node.value
+        name = (dotted_name(target) or "").split(".")[-1].lower() if target is not None else ""
+        if not ("lr" in name.split("_") or "learning_rate" in name) or value is None:
+            continue
+        divisors = [dotted_name(n.right) or "" for n in ast.walk(value)
+                    if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Div):
+            divisors.append(dotted_name(node.value) or "")
+        if any(d and any(b in d for b in bounds) for d in divisors):
+            return True
+    return False
 
 
 def divides(index, expr):

@@ -203,9 +203,13 @@ class Index(Scopes):
         if isinstance(expr, _COMPREHENSIONS[:1]):
             expr = expr.elt
         if isinstance(expr, ast.IfExp):  # [(a + g) if g is not None else None ...]
-            expr = expr.body
+            expr = expr.body if self._added(target, expr.body) else expr.orelse
+            return self._added(target, expr) if expr is not value else None
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             left, right = expr.left, expr.right
+        elif isinstance(expr, ast.Call) and len(expr.args) == 2 and any(
+                w in (method(expr) or "") for w in ("merge_grad", "sum_grad", "add_grad")):
+            left, right = expr.args  # (``grads = self.merge_grads(grads, new_grads)``)
         elif isinstance(expr, ast.Call) and method(expr) in ("add", "add_n") and expr.args:
             items = expr.args[0].elts if method(expr) == "add_n" and isinstance(
                 expr.args[0], (ast.List, ast.Tuple)) else expr.args

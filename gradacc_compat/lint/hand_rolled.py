@@ -72,7 +72,7 @@ class _Checks(object):
         loss = any(losses.scaled(index, a) for a in adds)
         name = label(adds[0])
         if not (at_apply or at_add or in_place or loss or all(
-                losses.summed(index, a) for a in adds)):
+                losses.summed(index, a) for a in adds) or divisions.lr_compensated(index)):
             # (one finding per function for the same sums: the flush after
             # the loop that applies them undivided again is the same bug; a
             # script's top level may make them anew, each apply counts there)
@@ -105,6 +105,10 @@ class _Checks(object):
             together = [a for a in adds if a.function is apply.function
                         and self._same_pass(a, loop) and not self._made_in_pass(a, loop)]
             together = together or [a for a in adds if self._called_before(apply, a)]
+            calls = [] if together else self._applier_called_each_pass(apply, adds)
+            if calls:
+                self.report(calls[0], "GAC102", label(adds[0]), "")
+                return
             if together:
                 self.report(apply.node, "GAC102", label(together[0]), "")
             return
@@ -124,6 +128,21 @@ class _Checks(object):
             call = index.parents.get(conds[0])
             self.report(call if isinstance(call, ast.Call) else apply.node, "GAC111",
                         dotted_name(apply.node.func) or "apply_gradients")
+
+    def _applier_called_each_pass(self, apply, adds):
+        """The calls of the applying function, unguarded, in the loop that
+        accumulates, after the add (an apply helper indented into the loop
+        over micro-batches: ``grads = merge(grads, g); self.apply_grads(grads)``)."""
+        index = self.index
+        found = []
+        for add in adds:
+            loop = index.loop_of(add.node)
+            if loop is None or add.function is apply.function:
+                continue
+            found += [c for c in index.callers(apply.function)
+                      if index.function_of(c) is add.function and index.loop_of(c) is loop
+                      and c.lineno > add.node.lineno and not index.locally_guarded(c)]
+        return found
 
     def _same_pass(self, add, loop):
         """Whether ``add`` runs once per pass of ``loop`` (None: the
