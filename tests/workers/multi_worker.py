@@ -68,10 +68,11 @@ def loop(out):
             with tf.compat.v1.Session(worker.target, config=worker.session_config) as sess:
                 sess.run([tf.compat.v1.global_variables_initializer(),
                           tf.compat.v1.local_variables_initializer()])
+                task = worker.task_id
                 for n, i in enumerate(range(0, len(x), B)):
-                    reductions += _reduces(sess, op, {xb: x[i:i + B], yb: y[i:i + B]})
+                    reductions += _reduces(sess, task, op, {xb: x[i:i + B], yb: y[i:i + B]})
                     if (n + 1) % N == 0:
-                        reductions += _reduces(sess, apply_op)
+                        reductions += _reduces(sess, task, apply_op)
                 weights = sess.run([compat.local_results(strategy, v)[0] for v in variables])
                 iterations = sess.run(compat.local_results(strategy, acc.iterations)[0])
         else:
@@ -86,15 +87,18 @@ def loop(out):
              *[np.asarray(w) for w in weights])
 
 
-def _reduces(sess, fetch, feed=None):
+def _reduces(sess, task, fetch, feed=None):
     """Runs ``fetch`` traced; 1 when the run executed a CollectiveReduce op
-    (on any device of the cluster), else 0."""
+    on this worker's own devices (``task:<task>``), else 0. (The trace may
+    also hold the other worker's devices, whose collective of a concurrent
+    run can show there: once in a CI run, worker 1 counted 3 for 2.)"""
     options = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
     metadata = tf.compat.v1.RunMetadata()
     sess.run(fetch, feed, options=options, run_metadata=metadata)
+    own = "/task:%d/" % task
     return int(any("CollectiveReduce" in node.timeline_label or "CollectiveReduce" in
                    node.node_name for device in metadata.step_stats.dev_stats
-                   for node in device.node_stats))
+                   if own in device.device + "/" for node in device.node_stats))
 
 
 def fit(out, steps=N):
