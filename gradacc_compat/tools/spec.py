@@ -34,7 +34,7 @@ def builtin(optimizer=None):
     if optimizer is None:
         optimizer = {"keras.optimizers.SGD(momentum)":
                      lambda: keras.optimizers.SGD(0.1, momentum=0.9),
-                     "keras.optimizers.Adam": lambda: keras.optimizers.Adam(0.05)}
+                     "keras.optimizers.Adam": lambda: keras.optimizers.Adam(0.01)}
         if compat.KERAS_FLAVOUR != "keras3":  # v1 optimizers take tf.Variables only
             optimizer["tf.compat.v1.train.MomentumOptimizer"] = \
                 lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
