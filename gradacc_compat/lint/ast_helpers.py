@@ -6,7 +6,9 @@ import ast
 import sys
 
 __all__ = ["FUNCTIONS", "NUMBER", "call_name", "dotted_name", "last", "method",
-           "names_in", "targets", "walk"]
+           "names_in", "parameter_names", "string_of", "targets", "walk"]
+
+_STRINGS = (str, type(u""))  # (Python 2: a unicode literal too)
 
 
 def dotted_name(node):
@@ -32,6 +34,21 @@ def method(node):
     if isinstance(node.func, ast.Attribute):
         return node.func.attr
     return node.func.id if isinstance(node.func, ast.Name) else None
+
+
+def parameter_names(function):
+    """The positional parameter names of a def or lambda (Python 2's
+    ``ast.Name`` parameters too)."""
+    return [getattr(a, "arg", None) or getattr(a, "id", None) for a in function.args.args]
+
+
+def string_of(node):
+    """The text of a string literal (``ast.Str`` or ``ast.Constant``, and
+    a subscript's ``ast.Index`` around one), else None."""
+    if type(node).__name__ == "Index":
+        node = node.value
+    text = getattr(node, "s", getattr(node, "value", None))
+    return text if isinstance(text, _STRINGS) else None
 
 
 def last(name):

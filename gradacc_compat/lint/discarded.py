@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import method
+from gradacc_compat.lint.ast_helpers import method, parameter_names
 from gradacc_compat.lint.exprs import is_division
 
 __all__ = ["thrown_away_means"]
@@ -36,7 +36,7 @@ def thrown_away_means(index, report):
 def _returns_divided(index, function):
     """Returns something, divides, and assigns nothing into its arguments
     (a new list, not the caller's gradients divided in place)."""
-    params = set(getattr(a, "arg", None) or getattr(a, "id", None) for a in function.args.args)
+    params = set(parameter_names(function))
     nodes = index.statements_of(function)
     returns = [n for n in nodes if isinstance(n, ast.Return) and n.value is not None]
     in_place = any(isinstance(n, (ast.Assign, ast.AugAssign)) and any(

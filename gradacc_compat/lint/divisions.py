@@ -10,15 +10,12 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, parameter_names, string_of
 from gradacc_compat.lint.exprs import divides_by_n, is_division, loads
 from gradacc_compat.lint.flow import HELPER_ADDS, HELPER_READS
 
 __all__ = ["divides", "divided_at_add", "lr_compensated", "normalized_in_place",
            "on_every_path"]
-
-_STRINGS = (str, type(u""))  # (Python 2: a unicode literal too)
-
 
 def divided_at_add(index, add):
     """The gradient ``add`` adds is divided on its way in."""
@@ -117,7 +114,7 @@ def divides(index, expr):
         return not _tower_mean(index, expr)
     keyed = index.memo("keyed divisions", lambda: _keyed_divisions(index))
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and any(
-        isinstance(side, ast.Subscript) and _key(side) in keyed
+        isinstance(side, ast.Subscript) and string_of(side.slice) in keyed
         for side in (n.left, n.right)) for n in ast.walk(expr))
 
 
@@ -130,9 +127,8 @@ def _keyed_divisions(index):
         if not isinstance(node, ast.Dict):
             continue
         for key, value in zip(node.keys, node.values):
-            text = getattr(key, "s", getattr(key, "value", None))
-            if not isinstance(text, _STRINGS) or not isinstance(value, (ast.Name, ast.BinOp,
-                                                                   ast.Call)):
+            text = string_of(key)
+            if text is None or not isinstance(value, (ast.Name, ast.BinOp, ast.Call)):
                 continue
             values = index.values_of(value.id, node) if isinstance(value, ast.Name) \
                 else [(value, node)]
@@ -145,8 +141,7 @@ def _tower_mean(index, node):
     function = index.function_of(node)
     if function is None or isinstance(function, ast.Lambda):
         return False
-    words = [function.name] + [getattr(a, "arg", None) or getattr(a, "id", "")
-                               for a in function.args.args]
+    words = [function.name] + parameter_names(function)
     return any("tower" in (w or "").lower() for w in words)
 
 
@@ -220,10 +215,3 @@ def _find_normalized(index, keys, by_n):
                 return True
     return False
 
-
-def _key(subscript):
-    """The string of ``x['key']`` (any Python's ast), else None."""
-    key = subscript.slice
-    key = getattr(key, "value", key) if type(key).__name__ == "Index" else key
-    text = getattr(key, "s", getattr(key, "value", None))
-    return text if isinstance(text, _STRINGS) else None

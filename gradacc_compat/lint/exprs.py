@@ -10,9 +10,9 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 
-__all__ = ["CONDS", "GRADIENT_CALLS", "any_increment", "compared_to_zero", "counter_name",
-           "divides_by_n", "increment", "is_division", "is_scaling", "loads", "modulo_tested",
-           "number", "outside_gradients"]
+__all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
+           "counter_name", "divides_by_n", "increment", "is_division", "is_scaling", "loads",
+           "mod_parts", "modulo_tested", "no_accumulation", "number", "outside_gradients"]
 
 #: Calls whose function arguments run conditionally (branches).
 CONDS = ("cond", "smart_cond", "case", "switch", "where")
@@ -172,10 +172,7 @@ def divides_by_n(node):
         elif isinstance(sub, ast.Call) and method(sub) in ("divide", "truediv", "div") \
                 and len(sub.args) == 2:
             divisor = sub.args[1]
-        if divisor is None:
-            continue
-        words = " ".join(dotted_name(n) or "" for n in ast.walk(divisor)).lower()
-        if any(w in words for w in _N_WORDS):
+        if divisor is not None and _names_n(divisor):
             return True
     return False
 
@@ -183,14 +180,28 @@ def divides_by_n(node):
 def no_accumulation(test):
     """``accum_steps == 1`` (or ``<= 1``, alone or in an ``and``): the test
     of a path that does not accumulate at all."""
-    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
-        else [test]
-    for part in parts:
-        if isinstance(part, ast.Compare) and len(part.ops) == 1 \
-                and isinstance(part.ops[0], (ast.Eq, ast.LtE)) \
-                and number(part.comparators[0]) == 1 and _names_n(part.left):
-            return True
-    return False
+    return any(_compares_steps(part, ((ast.Eq, 1), (ast.LtE, 1))) for part in _conjuncts(test))
+
+
+def accumulation(test):
+    """``accum_steps > 1`` (or ``>= 2``, ``!= 1``, alone or in an ``and``):
+    the test of the path that accumulates."""
+    return any(_compares_steps(part, ((ast.Gt, 1), (ast.NotEq, 1), (ast.GtE, 2)))
+               for part in _conjuncts(test))
+
+
+def _conjuncts(test):
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return test.values
+    return [test]
+
+
+def _compares_steps(part, forms):
+    """``part`` is ``<a name of N> <op> <number>`` for one ``(op, number)``
+    of ``forms``."""
+    return isinstance(part, ast.Compare) and len(part.ops) == 1 and _names_n(part.left) \
+        and any(isinstance(part.ops[0], op) and number(part.comparators[0]) == n
+                for op, n in forms)
 
 
 def _names_n(node):
@@ -198,20 +209,6 @@ def _names_n(node):
     ``gradient_accumulation_steps[i]``)."""
     words = " ".join(dotted_name(n) or "" for n in ast.walk(node)).lower()
     return any(w in words for w in _N_WORDS)
-
-
-def accumulation(test):
-    """``accum_steps > 1`` (or ``>= 2``, ``!= 1``, alone or in an ``and``):
-    the test of the path that accumulates."""
-    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
-        else [test]
-    for part in parts:
-        if isinstance(part, ast.Compare) and len(part.ops) == 1 and _names_n(part.left) \
-                and ((isinstance(part.ops[0], (ast.Gt, ast.NotEq))
-                      and number(part.comparators[0]) == 1)
-                     or (isinstance(part.ops[0], ast.GtE) and number(part.comparators[0]) == 2)):
-            return True
-    return False
 
 
 def any_increment(node):

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, NUMBER, dotted_name, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint import parameters
 from gradacc_compat.lint.exprs import GRADIENT_CALLS, loads
 from gradacc_compat.lint.scopes import LOOPS, Scopes
@@ -335,7 +335,7 @@ class Index(Scopes):
         found.extend((node.args[-1], node) for node in self.appends(binder).get(name, ())
                      if since <= node.lineno <= at.lineno)
         if not found and binder is not None and not isinstance(binder, ast.Lambda):
-            params = [getattr(a, "arg", None) or getattr(a, "id", None) for a in binder.args.args]
+            params = parameter_names(binder)
             keyword_only = [a.arg for a in getattr(binder.args, "kwonlyargs", [])]
             if name in params or name in keyword_only:
                 position = params.index(name) if name in params else -1

@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import divisions, losses, micro_steps, parameters, schedule
-from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import accumulation, divides_by_n, no_accumulation
 from gradacc_compat.lint.micro_steps import label
 
@@ -266,8 +266,7 @@ def _reads_parameter(apply):
     function = apply.function
     if function is None or not apply.node.args and not apply.node.keywords:
         return False
-    params = set(getattr(a, "arg", None) or getattr(a, "id", None)
-                 for a in function.args.args) - set(["self"])
+    params = set(parameter_names(function)) - set(["self"])
     arg = apply.node.args[0] if apply.node.args else apply.node.keywords[0].value
     return any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(arg))
 

@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import modulo_tested, number
 
 __all__ = ["get_updates"]
@@ -52,7 +52,7 @@ def _global_step_gate(index, method_def, report):
     """The same in a TF1 optimizer's ``apply_gradients(grads_and_vars,
     global_step)`` (AdamAccumulate ported to ``tf.train.Optimizer``):
     ``global_step % N == 0`` reads the step before this one's increment."""
-    names = [getattr(a, "arg", None) or getattr(a, "id", None) for a in method_def.args.args]
+    names = parameter_names(method_def)
     if "global_step" not in names:
         return
     advanced = set(id(n) for n in _advanced_first(index, method_def, "global_step"))

@@ -14,7 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, NUMBER, dotted_name, method, walk
+from gradacc_compat.lint.ast_helpers import (FUNCTIONS, NUMBER, dotted_name, method,
+                                              parameter_names, walk)
 
 __all__ = ["check"]
 
@@ -112,7 +113,7 @@ def _stale_state(tree, report):
         for node in walk(function, FUNCTIONS[:-1]):
             if isinstance(node, (ast.Global, getattr(ast, "Nonlocal", ast.Global))):
                 declared.update(node.names)
-        params = set(a.arg if hasattr(a, "arg") else a.id for a in function.args.args)
+        params = set(parameter_names(function))
         returned = set(n.id for r in walk(function, FUNCTIONS) if isinstance(r, ast.Return)
                        and r.value is not None for n in ast.walk(r.value)
                        if isinstance(n, ast.Name))

@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import flow
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_name, increment,
                                        modulo_tested, number)
 
@@ -73,7 +73,7 @@ class Irregular(object):
         function = index.function_of(test)
         if function is None or isinstance(function, ast.Lambda):
             return []
-        params = [getattr(a, "arg", None) or getattr(a, "id", None) for a in function.args.args]
+        params = parameter_names(function)
         read = [n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in params]
         found = []
         for name in read:

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names, string_of
 from gradacc_compat.lint.exprs import CONDS
 
 __all__ = ["Scopes", "LOOPS", "RUNS"]
@@ -234,7 +234,7 @@ class Scopes(object):
         if isinstance(node.func, ast.Name) and function is not None \
                 and not isinstance(function, ast.Lambda):
             args = function.args
-            params = [getattr(a, "arg", None) or getattr(a, "id", None) for a in args.args]
+            params = parameter_names(function)
             defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
             if name in defaults and dotted_name(defaults[name]):
                 return dotted_name(defaults[name]).split(".")[-1]
@@ -267,7 +267,7 @@ class Scopes(object):
             for k in call.keywords:
                 if k.arg == "kwargs" and isinstance(k.value, ast.Dict):
                     found.extend((v, call) for key, v in zip(k.value.keys, k.value.values)
-                                 if getattr(key, "s", getattr(key, "value", None)) == name)
+                                 if string_of(key) == name)
                 elif k.arg == "args" and isinstance(k.value, (ast.Tuple, ast.List)) \
                         and 0 <= position < len(k.value.elts):
                     found.append((k.value.elts[position], call))
