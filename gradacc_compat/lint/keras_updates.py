@@ -64,9 +64,10 @@ def _global_step_gate(index, method_def, report):
 
 def _never_advanced(index, cls, tests, updates, report):
     """GAC102 when nothing in the class (nor a base's ``get_updates`` it
-    calls) advances the count it gates on, or only under an ``if`` (``if self.initial_decay > 0: ... update_add``):
-    ``self.iterations = tf.add(self.iterations, 1)`` makes a tensor, it
-    assigns nothing. The gate then stays true: every micro-batch applies."""
+    calls) advances the count it gates on, or only under an ``if`` (``if
+    self.initial_decay > 0: ... update_add``): ``self.iterations =
+    tf.add(self.iterations, 1)`` makes a tensor, it assigns nothing. The
+    gate then stays true: every micro-batch applies."""
     if any(isinstance(n, ast.Call) and method(n) == "get_updates"
            and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Call)
            and method(n.func.value) == "super" for n in ast.walk(updates)):

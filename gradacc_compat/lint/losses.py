@@ -36,7 +36,8 @@ def _scaled_in(index, scope, by_n):
                                        and method(n) in GRADIENT_CALLS for a in n.args[:1])
     for node in nodes:
         test = divides_by_n if by_n else is_scaling
-        if isinstance(node, ast.Assign) and _scaled_value(index, node.value, node, test, 0) and any(
+        if isinstance(node, ast.Assign) \
+                and _scaled_value(index, node.value, node, test, 0) and any(
                 _is_loss(t) and dotted_name(t) not in logged for t in node.targets):
             return True
         if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Div) \

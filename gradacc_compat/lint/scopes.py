@@ -9,7 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names, string_of
+from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, method, parameter_names,
+                                              string_of)
 from gradacc_compat.lint.exprs import CONDS
 
 __all__ = ["Scopes", "LOOPS", "RUNS"]
