@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method, parameter_names, string_of
-from gradacc_compat.lint.exprs import divides_by_n, is_division, loads
+from gradacc_compat.lint.exprs import divides_by_n, is_division, loads, n_names
 from gradacc_compat.lint.flow import HELPER_ADDS, HELPER_READS
 
 __all__ = ["divides", "divided_at_add", "lr_compensated", "normalized_in_place",
@@ -191,7 +191,7 @@ def normalized_in_place(index, keys, by_n=False):
 
 
 def _find_normalized(index, keys, by_n):
-    test = divides_by_n if by_n else is_division
+    test = (lambda e: divides_by_n(e, n_names(index))) if by_n else is_division
     for node in index.assigns + index.calls:
         if _tower_mean(index, node):
             continue

@@ -12,7 +12,8 @@ from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
            "counter_name", "divides_by_n", "increment", "is_division", "is_scaling", "loads",
-           "mod_parts", "modulo_tested", "no_accumulation", "number", "outside_gradients"]
+           "mod_parts", "modulo_tested", "n_names", "no_accumulation", "number",
+           "outside_gradients"]
 
 #: Calls whose function arguments run conditionally (branches).
 CONDS = ("cond", "smart_cond", "case", "switch", "where")
@@ -162,9 +163,25 @@ def increment(node):
     return None
 
 
-def divides_by_n(node):
+def n_names(index):
+    """The names the file's own cycle tests take N from (``(i + 1) % n ==
+    0``, ``tf.equal(step % k, 0)``): N by the file's word for it, whatever
+    that is (for ``divides_by_n``'s ``names``)."""
+    def find():
+        names = set()
+        for node in ast.walk(index.tree):
+            tested = compared_to_zero(node, (ast.Eq, ast.NotEq))
+            parts = mod_parts(tested) if tested is not None else None
+            if parts and dotted_name(parts[1]):
+                names.add(dotted_name(parts[1]))
+        return frozenset(names)
+    return index.memo(("n names",), find)
+
+
+def divides_by_n(node, names=()):
     """Whether ``node`` divides by something named like N (``/ accum_steps``,
-    ``* (1 / n_micro)``), not a batch size."""
+    ``* (1 / n_micro)``), not a batch size; or by one of ``names`` (the
+    file's cycle lengths: ``n_names``)."""
     for sub in outside_gradients(node):
         divisor = None
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.Div, ast.FloorDiv)):
@@ -172,7 +189,8 @@ def divides_by_n(node):
         elif isinstance(sub, ast.Call) and method(sub) in ("divide", "truediv", "div") \
                 and len(sub.args) == 2:
             divisor = sub.args[1]
-        if divisor is not None and _names_n(divisor):
+        if divisor is not None and (_names_n(divisor) or any(
+                dotted_name(n) in names for n in ast.walk(divisor))):
             return True
     return False
 

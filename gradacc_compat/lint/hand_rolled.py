@@ -11,7 +11,7 @@ import ast
 
 from gradacc_compat.lint import divisions, losses, micro_steps, parameters, schedule
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
-from gradacc_compat.lint.exprs import accumulation, divides_by_n, no_accumulation
+from gradacc_compat.lint.exprs import accumulation, divides_by_n, n_names, no_accumulation
 from gradacc_compat.lint.micro_steps import label
 
 __all__ = ["check"]
@@ -82,8 +82,8 @@ class _Checks(object):
             if first is None or apply.node.lineno < first[0].lineno:
                 self.undivided[site] = (apply.node, name)
         elif loss and any(losses.scaled(index, a, by_n=True) for a in adds) and (
-                any(divides_by_n(e) for e in apply.chain) or divisions.normalized_in_place(
-                    index, keys, by_n=True)):
+                any(divides_by_n(e, n_names(index)) for e in apply.chain) or
+                divisions.normalized_in_place(index, keys, by_n=True)):
             self.report(apply.node, "GAC108", name)
 
     # -- GAC102 / GAC109 / GAC111: when the apply runs -----------------------

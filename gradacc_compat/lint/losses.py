@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
-from gradacc_compat.lint.exprs import GRADIENT_CALLS, divides_by_n, is_scaling
+from gradacc_compat.lint.exprs import GRADIENT_CALLS, divides_by_n, is_scaling, n_names
 
 __all__ = ["scaled", "summed"]
 
@@ -35,7 +35,7 @@ def _scaled_in(index, scope, by_n):
                  if _is_loss(a)) - set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
                                        and method(n) in GRADIENT_CALLS for a in n.args[:1])
     for node in nodes:
-        test = divides_by_n if by_n else is_scaling
+        test = (lambda e: divides_by_n(e, n_names(index))) if by_n else is_scaling
         if isinstance(node, ast.Assign) \
                 and _scaled_value(index, node.value, node, test, 0) and any(
                 _is_loss(t) and dotted_name(t) not in logged for t in node.targets):

@@ -40,6 +40,8 @@ class Irregular(object):
             for call in self._calls_of(function):
                 here = flow.Apply(call, index.function_of(call), apply.keys, apply.chain)
                 tests = self._local_tests(call)
+                if index.branch_call(function) is call and call.args:
+                    tests.insert(0, call.args[0])  # tf.cond(pred, apply_fn, ...)
                 for test in tests:
                     why = self.why(test, here)
                     if why:
@@ -90,7 +92,9 @@ class Irregular(object):
         return found
 
     def _calls_of(self, function):
-        return list(self.index.callers(function)) + self.index.handed_to(function)
+        calls = list(self.index.callers(function)) + self.index.handed_to(function)
+        cond = self.index.branch_call(function)
+        return calls + [cond] if cond is not None and all(c is not cond for c in calls) else calls
 
     def _local_tests(self, node):
         """The ``if``/``while`` tests around ``node`` in its own function."""
@@ -128,7 +132,8 @@ class Irregular(object):
             name = counter_name(counter)
             if name and self._starts_at_zero(name, test):
                 return "`%s %% N == 0` is true at step 0, before any cycle is full" % name
-            origin = self._zero_based_index(counter, apply)
+            origin = self._zero_based_index(counter, apply) or \
+                self._advanced_after_in_step(counter, test, apply)
             if origin:
                 return origin
         return self._off_by_one(test)
@@ -251,7 +256,7 @@ class Irregular(object):
         """A guard ``counter > 0`` (or ``!= 0``) beside the ``% N`` test."""
         for kind, test in self.index.guards(apply.node):
             for node in ast.walk(test):
-                if isinstance(node, ast.Compare) and dotted_name(node.left) == counter.id \
+                if isinstance(node, ast.Compare) and dotted_name(node.left) == dotted_name(counter) \
                         and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Gt, ast.NotEq)) \
                         and number(node.comparators[0]) == 0:
                     return True
@@ -273,6 +278,26 @@ class Irregular(object):
         if _made_zero_advanced_after(self.index, counter.id, apply.node):
             return ("`%s %% N == 0` with `%s` made 0 and advanced after the test: the first "
                     "cycle is one micro-batch" % (counter.id, counter.id))
+        return None
+
+    def _advanced_after_in_step(self, counter, test, apply):
+        """``self.count % N == 0`` in a step function (a ``train_step``, a
+        ``tf.function``) that advances ``self.count`` only after the test,
+        where it is made 0 elsewhere (``__init__``, ``build``): the first
+        call applies after one micro-batch."""
+        index, name = self.index, dotted_name(counter)
+        if not name or not name.startswith("self.") or self._skips_zero(counter, apply):
+            return None
+        function = index.function_of(test)
+        moves = [n for n in index.statements_of(function) if any_increment(n) == name]
+        starts = [number(node.value.args[0] if isinstance(node.value, ast.Call)
+                         and node.value.args else node.value)
+                  for node in index.assigns if isinstance(node, ast.Assign)
+                  and any(dotted_name(t) == name for t in node.targets)
+                  and index.function_of(node) is not function]
+        if starts[:1] == [0] and moves and all(n.lineno > test.lineno for n in moves):
+            return ("`%s %% N == 0` with `%s` made 0 and advanced after the test: the first "
+                    "cycle is one micro-batch" % (name, name))
         return None
 
 

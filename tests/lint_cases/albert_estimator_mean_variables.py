@@ -16,10 +16,10 @@ def accumulate(grads, variables, optimizer, n_micro, global_step):
     def apply_sums():
         means = [s.assign(s / n_micro) for s in sums]
         with tf.control_dependencies(means):
-            return optimizer.apply_gradients(zip(sums, variables))  # <- GAC109
+            return optimizer.apply_gradients(zip(sums, variables))
 
     with tf.control_dependencies(adds):
-        applied = tf.cond(tf.equal(global_step % n_micro, 0), apply_sums, tf.no_op)
+        applied = tf.cond(tf.equal(global_step % n_micro, 0), apply_sums, tf.no_op)  # <- GAC109
     with tf.control_dependencies([applied]):
         reset = tf.group([s.assign(tf.zeros_like(s)) for s in sums])
     return tf.group(applied, reset, global_step.assign(global_step + 1))  # <- GAC107

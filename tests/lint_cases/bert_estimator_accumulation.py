@@ -15,11 +15,11 @@ def create_optimizer(loss, optimizer, accumulation_steps):
         added = tf.group([s.assign_add(g) for s, g in zip(sums, grads)])
         with tf.control_dependencies([added]):
             means = [s / accumulation_steps for s in sums]
-            applied = optimizer.apply_gradients(zip(means, tvars))  # <- GAC109
+            applied = optimizer.apply_gradients(zip(means, tvars))
             with tf.control_dependencies([applied]):
                 return tf.group([s.assign(tf.zeros_like(s)) for s in sums])
 
-    train_op = tf.cond(tf.math.equal(global_step % accumulation_steps, 0),
+    train_op = tf.cond(tf.math.equal(global_step % accumulation_steps, 0),  # <- GAC109
                        lambda: apply_mean(sums, grads, tvars),
                        lambda: tf.group([s.assign_add(g) for s, g in zip(sums, grads)]))
     new_global_step = global_step + 1

@@ -16,9 +16,9 @@ def model_fn(features, labels, mode, params):
 
     def apply_mean():
         means = [s / params["accumulation_steps"] for s in sums]
-        return optimizer.apply_gradients(zip(means, tvars))  # <- GAC109
+        return optimizer.apply_gradients(zip(means, tvars))
 
-    train_op = tf.cond(tf.equal(global_step % params["accumulation_steps"], 0),  # <- GAC111
+    train_op = tf.cond(tf.equal(global_step % params["accumulation_steps"], 0),  # <- GAC111 GAC109
                        apply_mean,
                        lambda: tf.group([s.assign_add(g) for s, g in zip(sums, grads)]))  # <- GAC104
     train_op = tf.group(train_op, [tf.compat.v1.assign_add(global_step, 1)])  # <- GAC107

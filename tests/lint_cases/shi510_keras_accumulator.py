@@ -16,10 +16,10 @@ class AccumModel(tf.keras.Model):
         self.step_count.assign_add(1)
         for i in range(len(step_grads)):
             self.grad_accum[i].assign_add(step_grads[i] / tf.cast(self.num_accum, tf.float32))
-        tf.cond(tf.equal(self.step_count, self.num_accum), self.apply_and_reset, lambda: None)
+        tf.cond(tf.equal(self.step_count, self.num_accum), self.apply_and_reset, lambda: None)  # <- GAC109
 
     def apply_and_reset(self):
-        self.optimizer.apply_gradients(zip(self.grad_accum, self.trainable_variables))  # <- GAC109
+        self.optimizer.apply_gradients(zip(self.grad_accum, self.trainable_variables))
         self.step_count.assign(1)
         for i in range(len(self.grad_accum)):
             self.grad_accum[i].assign(tf.zeros_like(self.grad_accum[i]))
