@@ -304,6 +304,13 @@ def _reduce(index, report, add, reported):
                 report(node, "GAC104", what)
 
 
+def _strategy_reduce(node):
+    """``strategy.reduce(tf.distribute.ReduceOp.SUM, grads, axis=None)``."""
+    return method(node) == "reduce" and isinstance(node.func, ast.Attribute) and (
+        (dotted_name(node.func.value) or "").lower().endswith("strategy")
+        or any("ReduceOp" in (dotted_name(a) or "") for a in node.args[:1]))
+
+
 def _reductions(index, scope):
     """``[(node, what)]``: the unconditional reductions of gradients in
     ``scope`` (not of a loss), Horovod's tape, and compute_gradients of a
@@ -314,7 +321,8 @@ def _reductions(index, scope):
         if not isinstance(node, ast.Call):
             continue
         name = dotted_name(node.func) or ""
-        if method(node) in _REDUCES and "." in name and not index.guards(node):
+        if (method(node) in _REDUCES or _strategy_reduce(node)) and "." in name \
+                and not index.guards(node):
             words = " ".join(dotted_name(n) or "" for a in node.args for n in ast.walk(a))
             if "loss" not in words.lower():
                 found.append((node, "`%s`" % name))

@@ -124,12 +124,12 @@ def _stale_state(tree, report):
             if isinstance(node, ast.AugAssign):
                 target = node.target
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.value, ast.ListComp):
+                    and isinstance(node.value, (ast.ListComp, ast.BinOp)):
                 target = node.targets[0]
             name = dotted_name(target) if target is not None else None
             if not name:
                 continue
-            if isinstance(node, ast.AugAssign) and (
+            if (isinstance(node, ast.AugAssign) or _steps_itself(node, name)) and (
                     (name.startswith("self.") and name in numbers) or name in declared):
                 report(node, "GAC105", name, function.name)
             elif isinstance(node, ast.Assign) and name in params and name not in returned \
@@ -172,6 +172,13 @@ def _zeros_added_to(function, value, name):
             if dotted_name(owner) in names:
                 return True
     return False
+
+
+def _steps_itself(node, name):
+    """``self.k = self.k + 1`` (an ``+=`` spelt out)."""
+    value = node.value if isinstance(node, ast.Assign) else None
+    return isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)) \
+        and dotted_name(value.left) == name and isinstance(value.right, NUMBER)
 
 
 def _adds_to_itself(value, name):
