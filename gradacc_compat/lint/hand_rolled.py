@@ -9,7 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import divisions, losses, micro_steps, parameters, schedule
+from gradacc_compat.lint import (divisions, flow, losses, micro_steps, parameters, schedule,
+                                 session_runs)
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import accumulation, divides_by_n, n_names, no_accumulation
 from gradacc_compat.lint.micro_steps import label
@@ -98,7 +99,8 @@ class _Checks(object):
             return
         if not guards:
             if not self._runs_now(apply):
-                return  # a TF1 graph op, run when the session runs it
+                self._session_schedule(apply, adds)  # a TF1 graph op: where it runs
+                return
             loop = index.loop_of(apply.node)
             # (an add in a loop of its own inside the apply's runs N times
             # per apply: an epoch's sum applied after its loop is not this)
@@ -128,6 +130,24 @@ class _Checks(object):
             call = index.parents.get(conds[0])
             self.report(call if isinstance(call, ast.Call) else apply.node, "GAC111",
                         dotted_name(apply.node.func) or "apply_gradients")
+
+    def _session_schedule(self, apply, adds):
+        """The apply op run by the session in the loop that runs the
+        accumulation, unguarded (GAC102), or under a test that applies at
+        irregular points (GAC109)."""
+        index = self.index
+        accum_runs = [r for a in adds for r in session_runs.runs_of(index, a.node)]
+        for run in session_runs.runs_of(index, apply.node):
+            tests = [test for kind, test in index.guards(run)
+                     if not (no_accumulation(test) or accumulation(test))]
+            loop = index.loop_of(run)
+            if not tests and loop is not None and any(
+                    index.loop_of(r) is loop and r.lineno <= run.lineno for r in accum_runs):
+                self.report(run, "GAC102", label(adds[0]), "")
+            here = flow.Apply(run, index.function_of(run), apply.keys, apply.chain)
+            why = next((w for w in (self.irregular.why(t, here) for t in tests) if w), None)
+            if why:
+                self.report(run, "GAC109", why)
 
     def _applier_called_each_pass(self, apply, adds):
         """The calls of the applying function, unguarded, in the loop that

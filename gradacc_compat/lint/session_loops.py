@@ -10,9 +10,10 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import method
 from gradacc_compat.lint.exprs import number
 from gradacc_compat.lint.scopes import LOOPS
+from gradacc_compat.lint.session_runs import fetched, is_session_run
 
 __all__ = ["partial_cycles"]
 
@@ -24,8 +25,8 @@ def partial_cycles(index, report):
         outer = index.loop_of(loop)
         if outer is None:
             continue
-        runs = [n for n in ast.walk(loop) if _is_session_run(n) and index.loop_of(n) is loop]
-        accums = [r for r in runs if any("accum" in w for w in _fetched(r))]
+        runs = [n for n in ast.walk(loop) if is_session_run(n) and index.loop_of(n) is loop]
+        accums = [r for r in runs if any("accum" in w for w in fetched(r))]
         applies = [r for r in runs if r not in accums and _applies(r) and _counted_test(index, r)]
         if not accums or not applies:
             continue
@@ -33,28 +34,15 @@ def partial_cycles(index, report):
         if not _restarts(index, counter, loop, outer):
             continue
         end = max(getattr(n, "lineno", 0) for n in ast.walk(loop))
-        after = [n for n in ast.walk(outer) if _is_session_run(n) and n.lineno > end
-                 and _applies(n) and not any("accum" in w for w in _fetched(n))]
+        after = [n for n in ast.walk(outer) if is_session_run(n) and n.lineno > end
+                 and _applies(n) and not any("accum" in w for w in fetched(n))]
         if not after:
-            name = [w for w in _fetched(accums[0]) if "accum" in w][0]
+            name = [w for w in fetched(accums[0]) if "accum" in w][0]
             report(loop, "GAC110", name, "zeroed or carried into the next epoch")
 
 
-def _is_session_run(node):
-    return isinstance(node, ast.Call) and method(node) == "run" \
-        and isinstance(node.func, ast.Attribute) \
-        and "sess" in (dotted_name(node.func.value) or "").split(".")[-1].lower()
-
-
-def _fetched(run):
-    if not run.args:
-        return []
-    return [(dotted_name(n) or "").split(".")[-1].lower() for n in ast.walk(run.args[0])
-            if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n)]
-
-
 def _applies(run):
-    words = _fetched(run)
+    words = fetched(run)
     return any(w.startswith(a) or w.endswith(a) for w in words for a in _APPLY_WORDS) \
         and not any("zero" in w or "init" in w for w in words)
 

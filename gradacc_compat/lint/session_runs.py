@@ -1,0 +1,83 @@
+"""Where a TF1 graph op runs: the ``sess.run(...)`` calls that run the op
+a statement builds (``apply_op = opt.apply_gradients(...)`` then
+``sess.run(apply_op)``), followed through the op's name in its function,
+a ``self.`` attribute in its class, or a function's returned tuple
+unpacked by its callers (``accum_op, apply_op = build(loss)``).
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+
+__all__ = ["fetched", "is_session_run", "runs_of"]
+
+
+def is_session_run(node):
+    """``sess.run(...)`` (any name ending in ``sess``/``session``)."""
+    return isinstance(node, ast.Call) and method(node) == "run" \
+        and isinstance(node.func, ast.Attribute) \
+        and "sess" in (dotted_name(node.func.value) or "").split(".")[-1].lower()
+
+
+def fetched(run):
+    """The last parts of the names ``run`` fetches, lower case."""
+    if not run.args:
+        return []
+    return [(dotted_name(n) or "").split(".")[-1].lower() for n in ast.walk(run.args[0])
+            if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n)]
+
+
+def runs_of(index, node):
+    """The session runs of the op built by the statement around ``node``
+    (``[]`` when it is no op bound to a name)."""
+    return index.memo(("session runs", id(node)), lambda: _runs(index, node))
+
+
+def _runs(index, node):
+    statement = next((up for up in [node] + list(index.ancestors(node))
+                      if isinstance(up, ast.stmt)), None)
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return []
+    name = dotted_name(statement.targets[0])
+    function = index.function_of(statement)
+    if not name or isinstance(function, ast.Lambda):
+        return []
+    if name.startswith("self."):
+        cls = index.class_of(function) if function is not None else None
+        places = [(name, f) for f in ast.walk(cls) if isinstance(f, FUNCTIONS)] if cls else []
+    else:
+        places = [(name, function)] + _unpacked(index, name, function)
+    found = []
+    for op, where in places:
+        for run in index.statements_of(where):
+            if is_session_run(run) and run.args and any(
+                    dotted_name(n) == op for n in ast.walk(run.args[0])):
+                found.append(run)
+    return found
+
+
+def _unpacked(index, name, function):
+    """``[(name, caller)]``: ``function`` returns ``name`` in a tuple and a
+    caller unpacks it (``accum_op, apply_op, zero_op = build(loss, n)``)."""
+    if function is None:
+        return []
+    found = []
+    for ret in index.statements_of(function):
+        if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple)):
+            continue
+        names = [dotted_name(e) for e in ret.value.elts]
+        if name not in names:
+            continue
+        position = names.index(name)
+        for call in index.callers(function):
+            assign = index.parents.get(call)
+            if isinstance(assign, ast.Assign) and len(assign.targets) == 1 \
+                    and isinstance(assign.targets[0], ast.Tuple) \
+                    and len(assign.targets[0].elts) == len(names):
+                outer = dotted_name(assign.targets[0].elts[position])
+                if outer:
+                    found.append((outer, index.function_of(call)))
+    return found
