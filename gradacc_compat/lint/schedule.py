@@ -86,6 +86,10 @@ class Irregular(object):
                     values = [call.args[position]]
                 here = flow.Apply(call, index.function_of(call), apply.keys, apply.chain)
                 for value in values:
+                    if isinstance(value, ast.Name):  # (take_step = first or i % N == 0)
+                        bound = index.values_of(value.id, call)
+                        value = bound[0][0] if len(bound) == 1 and isinstance(
+                            bound[0][1], ast.Assign) else value
                     why = self.why(value, here)
                     if why:
                         found.append((value, why))
