@@ -1,5 +1,5 @@
 """``lint``'s checks of what runs on every micro-step beside the
-accumulation: clipping (GAC106), step counters (GAC107), reductions across
+accumulation: clipping (GAC106), step counters (GAC107, in ``counters``), reductions across
 replicas or workers (GAC104), an apply of the micro-batch's own gradients
 (GAC102), and a running mean of gradients already divided by N (GAC108).
 
@@ -9,11 +9,11 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (branches, discarded, epochs, keras_updates, masked, schedule,
-                                 session_loops)
+from gradacc_compat.lint import (branches, counters, discarded, epochs, keras_updates, masked,
+                                 schedule, session_loops)
 from gradacc_compat.lint.ast_helpers import dotted_name, method
-from gradacc_compat.lint.exprs import (accumulation, divides_by_n, increment, loads,
-                                        mod_parts, no_accumulation)
+from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, loads,
+                                        no_accumulation)
 
 __all__ = ["check_accumulate", "check_module", "label"]
 
@@ -30,8 +30,8 @@ def label(add):
 def check_module(index, report):
     """The checks that look at the whole module once."""
     _raw_applies(index, report)
-    _own_iterations(index, report)
-    _aliased_iterations(index, report)
+    counters.own_iterations(index, report)
+    counters.aliased_iterations(index, report)
     _running_means(index, report)
     schedule.fed_decisions(index, report)
     branches.skipped_steps(index, report)
@@ -47,24 +47,27 @@ def check_accumulate(index, report, add, reported):
     """The checks of what runs beside the accumulate ``add``; ``reported``
     holds ``(code, line)`` already said."""
     _clip(index, report, add, reported)
-    _step_counter(index, report, add, reported)
+    counters.step_counter(index, report, add, reported)
     _reduce(index, report, add, reported)
 
 
 def _raw_applies(index, report):
     """GAC102: an unguarded apply of the micro-batch's own gradients in
-    the function that also accumulates them for a later apply."""
+    the function that also accumulates them for a later apply (or adds
+    those same gradients to sums that nothing applies)."""
     consumed = set(k for a in index.applies for k in a.keys)
     accumulating = {}
     for add in index.accumulates:
-        if add.key in consumed:
-            accumulating.setdefault(id(index.step_scope(add.node)), []).append(add)
+        accumulating.setdefault(id(index.step_scope(add.node)), []).append(add)
     for apply in index.applies:
         if apply.keys & index.accumulators or index.locally_guarded(apply.node) \
                 or isinstance(index.parents.get(apply.node), (ast.Assign, ast.keyword)):
             continue  # (``train_op = opt.apply_gradients(...)``: an op the session may run)
+        gradients = set(id(e) for e in apply.chain if isinstance(e, ast.Call)
+                        and method(e) in GRADIENT_CALLS)
         adds = [a for a in accumulating.get(id(index.step_scope(apply.node)), ())
-                if not _returned_before(index, a, apply)]
+                if not _returned_before(index, a, apply) and (a.key in consumed or gradients & set(
+                    id(e) for e in index.sources(a.value, a.value)[1]))]
         if adds:
             report(apply.node, "GAC102", label(adds[0]), "")
 
@@ -85,52 +88,6 @@ def _ends_in_return(body):
     while isinstance(last, ast.With) and last.body:
         last = last.body[-1]
     return isinstance(last, (ast.Return, ast.Raise))
-
-
-def _own_iterations(index, report):
-    """GAC107: an optimizer subclass that keys its cycle on its own
-    ``self.iterations % N``: the counter its parent's update reads
-    (schedules, Adam's bias correction) then counts micro-steps."""
-    supers = ("get_updates", "_resource_apply_dense", "_apply_dense", "apply_gradients",
-              "_resource_apply_sparse")
-    for cls in ast.walk(index.tree):
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        calls = [n for n in ast.walk(cls) if isinstance(n, ast.Call)
-                 and isinstance(n.func, ast.Attribute) and n.func.attr in supers
-                 and isinstance(n.func.value, ast.Call) and method(n.func.value) == "super"]
-        owns = any(isinstance(n, ast.Assign) and any(
-            dotted_name(t) == "self.iterations" for t in n.targets) for n in ast.walk(cls))
-        hands = any((isinstance(n, ast.Assign) and dotted_name(n.value) == "self.iterations")
-                    or (isinstance(n, ast.Call) and method(n) == "assign_add"
-                        and isinstance(n.func, ast.Attribute)
-                        and dotted_name(n.func.value) == "self.iterations")
-                    for n in ast.walk(cls))  # (said where it hands or advances it)
-        if not calls or owns or hands:
-            continue
-        for node in ast.walk(cls):
-            parts = mod_parts(node)
-            if parts and dotted_name(parts[0]) == "self.iterations" \
-                    and divides_by_n(ast.BinOp(left=parts[0], op=ast.Div(), right=parts[1])):
-                report(node, "GAC107", "self.iterations",
-                       "the parent optimizer's update, which this class runs")
-
-
-def _aliased_iterations(index, report):
-    """GAC107: an accumulating optimizer wrapper that hands the optimizer it
-    wraps its own counter (``inner._iterations = self.iterations``): the
-    wrapper's ``apply_gradients`` runs, and advances it, every micro-step,
-    so the inner optimizer's schedules and bias correction count them."""
-    for cls in ast.walk(index.tree):
-        if not isinstance(cls, ast.ClassDef) or not any(
-                any(up is cls for up in index.ancestors(a.node)) for a in index.accumulates):
-            continue
-        for node in ast.walk(cls):
-            if isinstance(node, ast.Assign) and dotted_name(node.value) == "self.iterations" \
-                    and any((dotted_name(t) or "").endswith("._iterations")
-                            and dotted_name(t) != "self._iterations" for t in node.targets):
-                report(node, "GAC107", dotted_name(node.targets[0]),
-                       "the wrapper's apply_gradients, which runs every micro-step")
 
 
 def _running_means(index, report):
@@ -173,50 +130,6 @@ def _attributes_set_before(index, add):
             if isinstance(n, ast.Assign) and n.lineno < add.node.lineno
             and any((dotted_name(t) or "").startswith("self.") and dotted_name(t) in read
                     for t in n.targets)] if add.function is not None else []
-
-
-def _user_variables(index):
-    """Names bound to a ``tf.Variable(...)`` the file makes itself: a loop's
-    own counter, not TensorFlow's global step or an optimizer's iterations
-    (which schedules read)."""
-    return index.memo("user variables", lambda: set(
-        dotted_name(t) for n in index.assigns if isinstance(n, ast.Assign)
-        and isinstance(n.value, ast.Call) and method(n.value) == "Variable"
-        for t in n.targets))
-
-
-def _step_counter(index, report, add, reported):
-    scope = index.step_scope(add.node)
-    for node, counter in index.memo(("counters", id(scope)), lambda: _counters(index, scope)):
-        if ("GAC107", node.lineno) not in reported:
-            reported.add(("GAC107", node.lineno))
-            report(node, "GAC107", counter, "the hand-rolled apply")
-
-
-def _counters(index, scope):
-    """``[(node, counter)]``: the unconditional step-counter increments of
-    ``scope``."""
-    own = _user_variables(index)
-    found = []
-    for node in index.statements_of(scope):
-        counter = increment(node)
-        if counter and counter not in own and not index.guards(node) \
-                and not _counted_down(index, counter):
-            found.append((node, counter))
-    return found
-
-
-def _counted_down(index, counter):
-    """Whether the file reads ``counter // N`` (``floordiv``): it counts
-    micro-steps on purpose and derives the effective step from them (a
-    Keras ``AdamAccumulate``'s bias correction)."""
-    def down(node):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
-            return dotted_name(node.left) == counter
-        return isinstance(node, ast.Call) and method(node) == "floordiv" and bool(node.args) \
-            and dotted_name(node.args[0]) == counter
-    return index.memo(("counted down", counter),
-                      lambda: any(down(n) for n in ast.walk(index.tree)))
 
 
 def _aggregated(index, report, add, reported):

@@ -1,0 +1,116 @@
+"""``lint``'s GAC107: step counters advanced on every micro-step beside a
+hand-rolled apply -- ``global_step`` / ``iterations`` incremented where the
+micro-batch is accumulated, an optimizer subclass's own ``iterations``, a
+wrapper that hands its counter to the optimizer it wraps -- so schedules
+and Adam's bias correction count micro-steps. A loop's own counter (a
+``tf.Variable`` the file makes, a Python number only logs read) is not one.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
+from gradacc_compat.lint.exprs import divides_by_n, increment, mod_parts
+
+__all__ = ["aliased_iterations", "own_iterations", "step_counter"]
+
+_LOGS = ("print", "info", "debug", "warning", "log", "format", "set_description",
+         "set_postfix", "scalar", "add_scalar", "write", "str", "int", "float")
+
+def own_iterations(index, report):
+    """GAC107: an optimizer subclass that keys its cycle on its own
+    ``self.iterations % N``: the counter its parent's update reads
+    (schedules, Adam's bias correction) then counts micro-steps."""
+    supers = ("get_updates", "_resource_apply_dense", "_apply_dense", "apply_gradients",
+              "_resource_apply_sparse")
+    for cls in ast.walk(index.tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        calls = [n for n in ast.walk(cls) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Attribute) and n.func.attr in supers
+                 and isinstance(n.func.value, ast.Call) and method(n.func.value) == "super"]
+        owns = any(isinstance(n, ast.Assign) and any(
+            dotted_name(t) == "self.iterations" for t in n.targets) for n in ast.walk(cls))
+        hands = any((isinstance(n, ast.Assign) and dotted_name(n.value) == "self.iterations")
+                    or (isinstance(n, ast.Call) and method(n) == "assign_add"
+                        and isinstance(n.func, ast.Attribute)
+                        and dotted_name(n.func.value) == "self.iterations")
+                    for n in ast.walk(cls))  # (said where it hands or advances it)
+        if not calls or owns or hands:
+            continue
+        for node in ast.walk(cls):
+            parts = mod_parts(node)
+            if parts and dotted_name(parts[0]) == "self.iterations" \
+                    and divides_by_n(ast.BinOp(left=parts[0], op=ast.Div(), right=parts[1])):
+                report(node, "GAC107", "self.iterations",
+                       "the parent optimizer's update, which this class runs")
+
+
+def aliased_iterations(index, report):
+    """GAC107: an accumulating optimizer wrapper that hands the optimizer it
+    wraps its own counter (``inner._iterations = self.iterations``): the
+    wrapper's ``apply_gradients`` runs, and advances it, every micro-step,
+    so the inner optimizer's schedules and bias correction count them."""
+    for cls in ast.walk(index.tree):
+        if not isinstance(cls, ast.ClassDef) or not any(
+                any(up is cls for up in index.ancestors(a.node)) for a in index.accumulates):
+            continue
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign) and dotted_name(node.value) == "self.iterations" \
+                    and any((dotted_name(t) or "").endswith("._iterations")
+                            and dotted_name(t) != "self._iterations" for t in node.targets):
+                report(node, "GAC107", dotted_name(node.targets[0]),
+                       "the wrapper's apply_gradients, which runs every micro-step")
+
+
+def _user_variables(index):
+    """Names bound to a ``tf.Variable(...)`` the file makes itself, or to a
+    Python number that no call but a log reads: a loop's own counter, not
+    TensorFlow's global step or an optimizer's iterations (which schedules
+    read)."""
+    def find():
+        made = set(dotted_name(t) for n in index.assigns if isinstance(n, ast.Assign)
+                   and isinstance(n.value, ast.Call) and method(n.value) == "Variable"
+                   for t in n.targets)
+        numbers = set(dotted_name(t) for n in index.assigns if isinstance(n, ast.Assign)
+                      and isinstance(n.value, NUMBER) for t in n.targets)
+        handed = set(dotted_name(a) for c in index.calls if method(c) not in _LOGS
+                     for a in list(c.args) + [k.value for k in c.keywords])
+        return made | (numbers - handed)
+    return index.memo("user variables", find)
+
+
+def step_counter(index, report, add, reported):
+    scope = index.step_scope(add.node)
+    for node, counter in index.memo(("counters", id(scope)), lambda: _counters(index, scope)):
+        if ("GAC107", node.lineno) not in reported:
+            reported.add(("GAC107", node.lineno))
+            report(node, "GAC107", counter, "the hand-rolled apply")
+
+
+def _counters(index, scope):
+    """``[(node, counter)]``: the unconditional step-counter increments of
+    ``scope``."""
+    own = _user_variables(index)
+    found = []
+    for node in index.statements_of(scope):
+        counter = increment(node)
+        if counter and counter not in own and not index.guards(node) \
+                and not _counted_down(index, counter):
+            found.append((node, counter))
+    return found
+
+
+def _counted_down(index, counter):
+    """Whether the file reads ``counter // N`` (``floordiv``): it counts
+    micro-steps on purpose and derives the effective step from them (a
+    Keras ``AdamAccumulate``'s bias correction)."""
+    def down(node):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            return dotted_name(node.left) == counter
+        return isinstance(node, ast.Call) and method(node) == "floordiv" and bool(node.args) \
+            and dotted_name(node.args[0]) == counter
+    return index.memo(("counted down", counter),
+                      lambda: any(down(n) for n in ast.walk(index.tree)))
