@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import (branches, counters, discarded, epochs, keras_updates, masked,
-                                 schedule, session_loops)
+                                 schedule, session_loops, unused_flags)
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, loads,
                                         no_accumulation)
@@ -41,6 +41,7 @@ def check_module(index, report):
     keras_updates.get_updates(index, report)
     epochs.carried_cycles(index, report)
     discarded.thrown_away_means(index, report)
+    unused_flags.never_read(index, report)
 
 
 def check_accumulate(index, report, add, reported):
