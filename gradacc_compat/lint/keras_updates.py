@@ -41,6 +41,7 @@ def get_updates(index, report):
                                        for t in n.targets if isinstance(t, ast.Name))
         if not any(_modulo_test(n, counts) for n in ast.walk(updates)):
             continue  # (not gated: a plain optimizer)
+        _unmasked_updates(updates, counts, report)
         for node in ast.walk(updates):
             if isinstance(node, ast.Assign) and _counts_from_iterations(node.value) \
                     and _bias_corrects(methods["get_updates"], node.targets):
@@ -140,3 +141,52 @@ def _bias_corrects(function, targets):
     return any(isinstance(n, ast.Call) and method(n) == "pow" and len(n.args) == 2
                and isinstance(n.args[1], ast.Name) and n.args[1].id in names
                for n in ast.walk(function))
+
+
+def _unmasked_updates(updates, counts, report):
+    """GAC102: a parameter's update in a gated ``get_updates`` that the gate
+    does not mask (``K.update(p, p - lr_t * m_t / ...)`` with no ``flag *``
+    or ``K.switch`` on its way): the weights move on every micro-batch,
+    only the moments wait for the cycle."""
+    bound = {}
+    for node in ast.walk(updates):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            bound.setdefault(node.targets[0].id, []).append(node.value)
+    gates, grown = set(), True
+    while grown:
+        size = len(gates)
+        gates |= set(name for name, values in bound.items() for v in values
+                     if any(_modulo_test(n, counts) for n in ast.walk(v)) or any(
+                         dotted_name(n) in gates for n in [v] + list(getattr(v, "args", ())))
+                     and (isinstance(v, ast.Name) or method(v) in ("cast", "equal")))
+        grown = len(gates) > size
+    params = set(parameter_names(updates)[2:3])  # get_updates(self, loss, params)
+    for loop in (n for n in ast.walk(updates) if isinstance(n, ast.For)):
+        pairs = loop.iter.args if isinstance(loop.iter, ast.Call) and method(loop.iter) == "zip" \
+            else []
+        targets = loop.target.elts if isinstance(loop.target, ast.Tuple) else [loop.target]
+        weights = [t.id for t, source in zip(targets, pairs)
+                   if isinstance(t, ast.Name) and dotted_name(source) in params]
+        for call in (n for n in ast.walk(loop) if isinstance(n, ast.Call)
+                     and method(n) == "update" and len(n.args) == 2
+                     and dotted_name(n.args[0]) in weights):
+            if gates and not _masked(call.args[1], gates, bound, 6):
+                report(call, "GAC102", _sums(updates), ": the weights' update is not masked "
+                       "by the gate (only the moments wait for the cycle)")
+
+
+def _masked(expr, gates, bound, depth):
+    """A gate name (or a ``K.switch``) in ``expr`` itself or in what the
+    names it is bound to, through plain renames and calls, hold."""
+    if any((isinstance(n, ast.Name) and n.id in gates)
+           or (isinstance(n, ast.Call) and method(n) in ("switch", "cond", "where"))
+           for n in ast.walk(expr)):
+        return True
+    if depth <= 0:
+        return False
+    names = [expr] if isinstance(expr, ast.Name) else [
+        a for a in getattr(expr, "args", ()) if isinstance(a, ast.Name)]
+    return any(_masked(value, gates, bound, depth - 1)
+               for name in names for value in bound.get(name.id, ()) if value is not expr)
+

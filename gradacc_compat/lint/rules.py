@@ -23,6 +23,7 @@ import sys
 
 from gradacc_compat.lint import hand_rolled, python_state, wrapped
 from gradacc_compat.lint.flow import Index
+from gradacc_compat.lint.ast_helpers import self_named
 
 __all__ = ["CODES", "Finding", "findings_of_tree", "lint_source", "lint_paths", "main",
            "SUGGESTION"]
@@ -147,7 +148,7 @@ def findings_of_tree(tree, source, path="<string>", noqa=True):
         findings.append(Finding(path, node.lineno, code, message(code, args),
                                 getattr(node, "col_offset", 0)))
 
-    index = Index(tree)
+    index = Index(self_named(tree))
     hand_rolled.check(index, report, source)
     python_state.check(tree, report)
     wrapped.check(index, report)
