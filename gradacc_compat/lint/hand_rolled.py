@@ -118,10 +118,14 @@ class _Checks(object):
             passed = self.irregular.passed(test, apply)
             for node, reason in passed:
                 self.report(node, "GAC109", reason)
-            why = not passed and self.irregular.why(test, apply)
-            if why:
-                sites = [] if index.function_of(test) is apply.function else \
-                    self.irregular.sites(apply)
+            if passed:
+                continue
+            # (a test in a function that calls the apply's is read where that
+            # call is: ``for i, _ in enumerate(...)`` around ``if i % N == 0``)
+            why = self.irregular.why(test, apply)
+            sites = [] if index.function_of(test) is apply.function else \
+                self.irregular.sites(apply)
+            if why or sites:
                 for node, reason in sites or [(apply.node, why)]:
                     self.report(node, "GAC109", reason)
                 break
