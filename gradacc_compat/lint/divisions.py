@@ -12,7 +12,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method, parameter_names, string_of
 from gradacc_compat.lint.exprs import divides_by_n, is_division, loads, n_names
-from gradacc_compat.lint.flow import HELPER_ADDS, HELPER_READS
+from gradacc_compat.lint.accumulates import HELPER_ADDS, HELPER_READS
 
 __all__ = ["divides", "divided_at_add", "lr_compensated", "normalized_in_place",
            "on_every_path"]

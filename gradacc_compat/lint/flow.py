@@ -1,7 +1,8 @@
 """One file's accumulation, as a small dataflow over its ``ast``: where
-gradients are summed into accumulators, and which applies consume them
-(through ``self.`` attributes, closures, ``tf.cond`` branches, lambdas,
-nested defs, local assignments and the arguments of calls in the file).
+gradients are summed into accumulators (``accumulates``), and which
+applies consume them (through ``self.`` attributes, closures, ``tf.cond``
+branches, lambdas, nested defs, local assignments and the arguments of
+calls in the file).
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -9,29 +10,16 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint import parameters
-from gradacc_compat.lint.exprs import GRADIENT_CALLS, loads
+from gradacc_compat.lint.accumulates import HELPER_READS, Accumulate, Accumulates
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
+from gradacc_compat.lint.exprs import loads
 from gradacc_compat.lint.scopes import LOOPS, Scopes
 
-__all__ = ["Index", "HELPER_ADDS", "HELPER_READS"]
+__all__ = ["Apply", "Index"]
 
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 _APPLIES = ("apply_gradients", "_apply_gradients", "_resource_apply_dense", "_apply_dense")
-#: A helper object's methods that add a micro-batch's gradients to it (and
-#: ``acc(grads)`` for an object whose name says accumulator), and the
-#: attributes that read its sums.
-HELPER_ADDS = ("add_gradients", "accumulate", "accumulate_gradients", "add_grads")
-HELPER_READS = ("gradients", "grads", "accumulated_gradients", "accum_grads")
-
-
-class Accumulate(object):
-    """``key`` receives ``value`` (a gradient) at ``node`` in ``function``."""
-
-    def __init__(self, key, node, function, value):
-        self.key, self.node, self.function, self.value = key, node, function, value
-
-
 class Apply(object):
     """An ``apply_gradients`` at ``node`` in ``function``: ``keys`` are the
     accumulators its gradients come from, ``chain`` the expressions they
@@ -41,7 +29,7 @@ class Apply(object):
         self.node, self.function, self.keys, self.chain = node, function, keys, chain
 
 
-class Index(Scopes):
+class Index(Scopes, Accumulates):
     """The accumulators and applies of one module."""
 
     def __init__(self, tree):
@@ -141,94 +129,6 @@ class Index(Scopes):
             if key is not None:
                 found.add(key)
         return found
-
-    # -------------------------------------------------------- accumulates
-    def _find_accumulates(self):
-        found = []
-        differentiates = any(method(c) in GRADIENT_CALLS for c in self.calls)
-        for node in ast.walk(self.tree):
-            target, value = None, None
-            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
-                target, value = node.target, node.value
-            elif isinstance(node, ast.Call) and node.args and self.called(node) not in (
-                    "assign_add", "assign") and (
-                    len(node.args) == 1 or parameters.differentiated(self, node.args[0])) and (
-                    (method(node) in HELPER_ADDS and isinstance(node.func, ast.Attribute))
-                    or ("accum" in (dotted_name(node.func) or "").split(".")[-1].lower()
-                        and isinstance(node.func, (ast.Name, ast.Attribute))
-                        and not (dotted_name(node.func) or "").startswith("tf."))):
-                # acc.add_gradients(grads) / self.accumulator(grads): a helper
-                target = node.func.value if method(node) in HELPER_ADDS else node.func
-                value = node.args[0]
-            elif isinstance(node, ast.Call) and self.called(node) == "assign_add" and node.args:
-                if isinstance(node.func, ast.Attribute) and dotted_name(node.func) not in (
-                        "tf.assign_add", "tf.compat.v1.assign_add"):
-                    target, value = node.func.value, node.args[0]
-                elif len(node.args) > 1:
-                    target, value = node.args[0], node.args[1]
-            elif isinstance(node, ast.Call) and method(node) in ("update_add",) \
-                    and len(node.args) > 1:
-                target, value = node.args[0], node.args[1]
-            elif isinstance(node, ast.Call) and method(node) in ("assign", "update") \
-                    and node.args:
-                # acc.assign(acc + g) / K.update(acc, acc + g)
-                if method(node) == "assign" and isinstance(node.func, ast.Attribute) \
-                        and dotted_name(node.func) not in ("tf.assign", "tf.compat.v1.assign"):
-                    target, value = node.func.value, node.args[0]
-                elif len(node.args) > 1:
-                    target, value = node.args[0], node.args[1]
-                value = self._added(target, value)
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target = node.targets[0]
-                value = self._added(target, node.value)
-            if target is None or value is None or isinstance(value, NUMBER + (ast.List,)):
-                continue  # (``names += [var]`` extends a list, it sums nothing)
-            if isinstance(node, ast.AugAssign) and isinstance(value, ast.Call) and (
-                    not differentiates or not parameters.differentiated(self, value)):
-                continue  # (``var_list += get_collection(...)``: no gradient comes in)
-            key = self.key(target)
-            if key is not None and "loss" not in str(key[-1]).lower() and not (
-                    isinstance(node, ast.Call) and method(node) == "assign_add"
-                    and key in self.keys_in(value)):  # (a summed loss is no sum of gradients)
-                # (``acc.assign_add(acc / n)`` adds the sum to itself: no gradient)
-                found.append(Accumulate(key, node, self.function_of(node), value))
-        return found
-
-    def _added(self, target, value):
-        """What ``value`` adds to ``target`` when it is ``target + g``,
-        ``tf.add(target, g)`` or ``[a + g for a, g in ...]``, else None."""
-        if value is None or target is None:
-            return None
-        expr = value
-        if isinstance(expr, _COMPREHENSIONS[:1]):
-            expr = expr.elt
-        if isinstance(expr, ast.IfExp):  # [(a + g) if g is not None else None ...]
-            expr = expr.body if self._added(target, expr.body) else expr.orelse
-            return self._added(target, expr) if expr is not value else None
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-            left, right = expr.left, expr.right
-        elif isinstance(expr, ast.Call) and len(expr.args) == 2 and any(
-                w in (method(expr) or "") for w in ("merge_grad", "sum_grad", "add_grad")):
-            left, right = expr.args  # (``grads = self.merge_grads(grads, new_grads)``)
-        elif isinstance(expr, ast.Call) and method(expr) in ("add", "add_n") and expr.args:
-            items = expr.args[0].elts if method(expr) == "add_n" and isinstance(
-                expr.args[0], (ast.List, ast.Tuple)) else expr.args
-            if len(items) != 2:
-                return None
-            left, right = items[0], items[1]
-        else:
-            return None
-        own = self.key(target)
-        if own is None:
-            return None
-        for this, other in ((left, right), (right, left)):
-            if own in self.keys_in(this) or self._is_alias_of(this, own) or (
-                    isinstance(this, ast.Name) and own in self.sources(this, target, 1)[0]):
-                return other  # (``prev = acc * keep; acc.assign(g + prev)`` too)
-        return None
-
-    def _is_alias_of(self, node, key):
-        return isinstance(node, ast.Name) and self._loop_alias(node) == key
 
     # ------------------------------------------------------------- applies
     def _find_applies(self):

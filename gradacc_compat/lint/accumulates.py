@@ -1,0 +1,123 @@
+"""Where one file's gradients are summed into accumulators: ``acc +=
+g``, ``acc.assign_add(g)``, ``acc.assign(acc + g)``, ``K.update(acc, acc +
+g)``, ``[a + g for a, g in zip(acc, grads)]``, a helper object's
+``add_gradients(grads)`` or ``accumulator(grads)``. A mixin of
+``flow.Index``, whose keys, loads and sources it reads.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint import parameters
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
+from gradacc_compat.lint.exprs import GRADIENT_CALLS
+
+__all__ = ["Accumulate", "Accumulates", "HELPER_ADDS", "HELPER_READS"]
+
+_LIST_COMPREHENSION = (ast.ListComp,)
+
+#: A helper object's methods that add a micro-batch's gradients to it (and
+#: ``acc(grads)`` for an object whose name says accumulator), and the
+#: attributes that read its sums.
+HELPER_ADDS = ("add_gradients", "accumulate", "accumulate_gradients", "add_grads")
+HELPER_READS = ("gradients", "grads", "accumulated_gradients", "accum_grads")
+
+
+class Accumulate(object):
+    """``key`` receives ``value`` (a gradient) at ``node`` in ``function``."""
+
+    def __init__(self, key, node, function, value):
+        self.key, self.node, self.function, self.value = key, node, function, value
+
+
+class Accumulates(object):
+    """The accumulations of ``flow.Index`` (a mixin: ``self`` is the index)."""
+
+    def _find_accumulates(self):
+        found = []
+        differentiates = any(method(c) in GRADIENT_CALLS for c in self.calls)
+        for node in ast.walk(self.tree):
+            target, value = None, None
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+                target, value = node.target, node.value
+            elif isinstance(node, ast.Call) and node.args and self.called(node) not in (
+                    "assign_add", "assign") and (
+                    len(node.args) == 1 or parameters.differentiated(self, node.args[0])) and (
+                    (method(node) in HELPER_ADDS and isinstance(node.func, ast.Attribute))
+                    or ("accum" in (dotted_name(node.func) or "").split(".")[-1].lower()
+                        and isinstance(node.func, (ast.Name, ast.Attribute))
+                        and not (dotted_name(node.func) or "").startswith("tf."))):
+                # acc.add_gradients(grads) / self.accumulator(grads): a helper
+                target = node.func.value if method(node) in HELPER_ADDS else node.func
+                value = node.args[0]
+            elif isinstance(node, ast.Call) and self.called(node) == "assign_add" and node.args:
+                if isinstance(node.func, ast.Attribute) and dotted_name(node.func) not in (
+                        "tf.assign_add", "tf.compat.v1.assign_add"):
+                    target, value = node.func.value, node.args[0]
+                elif len(node.args) > 1:
+                    target, value = node.args[0], node.args[1]
+            elif isinstance(node, ast.Call) and method(node) in ("update_add",) \
+                    and len(node.args) > 1:
+                target, value = node.args[0], node.args[1]
+            elif isinstance(node, ast.Call) and method(node) in ("assign", "update") \
+                    and node.args:
+                # acc.assign(acc + g) / K.update(acc, acc + g)
+                if method(node) == "assign" and isinstance(node.func, ast.Attribute) \
+                        and dotted_name(node.func) not in ("tf.assign", "tf.compat.v1.assign"):
+                    target, value = node.func.value, node.args[0]
+                elif len(node.args) > 1:
+                    target, value = node.args[0], node.args[1]
+                value = self._added(target, value)
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                value = self._added(target, node.value)
+            if target is None or value is None or isinstance(value, NUMBER + (ast.List,)):
+                continue  # (``names += [var]`` extends a list, it sums nothing)
+            if isinstance(node, ast.AugAssign) and isinstance(value, ast.Call) and (
+                    not differentiates or not parameters.differentiated(self, value)):
+                continue  # (``var_list += get_collection(...)``: no gradient comes in)
+            key = self.key(target)
+            if key is not None and "loss" not in str(key[-1]).lower() and not (
+                    isinstance(node, ast.Call) and method(node) == "assign_add"
+                    and key in self.keys_in(value)):  # (a summed loss is no sum of gradients)
+                # (``acc.assign_add(acc / n)`` adds the sum to itself: no gradient)
+                found.append(Accumulate(key, node, self.function_of(node), value))
+        return found
+
+    def _added(self, target, value):
+        """What ``value`` adds to ``target`` when it is ``target + g``,
+        ``tf.add(target, g)`` or ``[a + g for a, g in ...]``, else None."""
+        if value is None or target is None:
+            return None
+        expr = value
+        if isinstance(expr, _LIST_COMPREHENSION):
+            expr = expr.elt
+        if isinstance(expr, ast.IfExp):  # [(a + g) if g is not None else None ...]
+            expr = expr.body if self._added(target, expr.body) else expr.orelse
+            return self._added(target, expr) if expr is not value else None
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            left, right = expr.left, expr.right
+        elif isinstance(expr, ast.Call) and len(expr.args) == 2 and any(
+                w in (method(expr) or "") for w in ("merge_grad", "sum_grad", "add_grad")):
+            left, right = expr.args  # (``grads = self.merge_grads(grads, new_grads)``)
+        elif isinstance(expr, ast.Call) and method(expr) in ("add", "add_n") and expr.args:
+            items = expr.args[0].elts if method(expr) == "add_n" and isinstance(
+                expr.args[0], (ast.List, ast.Tuple)) else expr.args
+            if len(items) != 2:
+                return None
+            left, right = items[0], items[1]
+        else:
+            return None
+        own = self.key(target)
+        if own is None:
+            return None
+        for this, other in ((left, right), (right, left)):
+            if own in self.keys_in(this) or self._is_alias_of(this, own) or (
+                    isinstance(this, ast.Name) and own in self.sources(this, target, 1)[0]):
+                return other  # (``prev = acc * keep; acc.assign(g + prev)`` too)
+        return None
+
+    def _is_alias_of(self, node, key):
+        return isinstance(node, ast.Name) and self._loop_alias(node) == key
