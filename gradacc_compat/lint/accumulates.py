@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import parameters
-from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import GRADIENT_CALLS
 
 __all__ = ["Accumulate", "Accumulates", "HELPER_ADDS", "HELPER_READS"]
@@ -84,7 +84,7 @@ class Accumulates(object):
                     and key in self.keys_in(value)):  # (a summed loss is no sum of gradients)
                 # (``acc.assign_add(acc / n)`` adds the sum to itself: no gradient)
                 found.append(Accumulate(key, node, self.function_of(node), value))
-        return found
+        return found + self._loop_carried()
 
     def _added(self, target, value):
         """What ``value`` adds to ``target`` when it is ``target + g``,
@@ -121,3 +121,33 @@ class Accumulates(object):
 
     def _is_alias_of(self, node, key):
         return isinstance(node, ast.Name) and self._loop_alias(node) == key
+
+    def _loop_carried(self):
+        """``_, sums = tf.while_loop(cond, body, [0, zeros])`` whose body
+        returns ``[s + g for s, g in zip(sums, grads)]`` in the place of its
+        parameter ``sums``: the loop's output sums those gradients."""
+        found = []
+        for call in (c for c in self.calls if method(c) == "while_loop"):
+            body = ([a for a in call.args[1:2]] + [k.value for k in call.keywords
+                                                  if k.arg == "body"] + [None])[0]
+            function = body if isinstance(body, ast.Lambda) else self.callee(
+                ast.Call(func=body, args=[], keywords=[])) if isinstance(body, ast.Name) else None
+            assign = self.parents.get(call)
+            if function is None or not isinstance(assign, ast.Assign) or len(assign.targets) != 1:
+                continue
+            target = assign.targets[0]
+            outputs = target.elts if isinstance(target, ast.Tuple) else [target]
+            params = parameter_names(function)
+            returns = [function.body] if isinstance(function, ast.Lambda) else [
+                r.value for r in ast.walk(function) if isinstance(r, ast.Return) and r.value]
+            for value in returns:
+                items = value.elts if isinstance(value, ast.Tuple) else [value]
+                for param, item, output in zip(params, items, outputs):
+                    own = next((n for n in ast.walk(item)
+                                if isinstance(n, ast.Name) and n.id == param), None)
+                    added = self._added(own, item) if own is not None else None
+                    key = self.key(output)
+                    if added is not None and key is not None:
+                        found.append(Accumulate(key, item, function, added))
+        return found
+
