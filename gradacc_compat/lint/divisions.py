@@ -45,6 +45,11 @@ def _on_every_path(index, expr, at, depth, bound):
         if not isinstance(load, ast.Name):
             continue
         values = [(v, node) for v, node in index.values_of(load.id, at) if not _empty(v)]
+        # (``loss, grads = helper(x)``: the path is what the helper returns
+        # there, not the call)
+        values = [(v, node) for v, node in values if not (
+            isinstance(v, ast.Call) and index.callee(v) is not None and any(
+                index.function_of(other) is index.callee(v) for _, other in values))]
         left = depth if load.id == bound else depth - 1
         divided = [index.memo(("every path", id(v), id(node), left, load.id),
                               lambda v=v, node=node: _on_every_path(index, v, node, left, load.id))

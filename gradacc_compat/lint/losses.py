@@ -34,6 +34,10 @@ def _scaled_in(index, scope, by_n):
                  for a in list(n.args) + [k.value for k in n.keywords]
                  if _is_loss(a)) - set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
                                        and method(n) in GRADIENT_CALLS for a in n.args[:1])
+    # (nor a sum of the micro-batches' losses, ``accum_loss += loss`` then
+    # ``accum_loss /= steps``: the mean reported, not the loss differentiated)
+    logged |= set(dotted_name(n.target) for n in nodes
+                  if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add))
     for node in nodes:
         test = (lambda e: divides_by_n(e, n_names(index))) if by_n else is_scaling
         if isinstance(node, ast.Assign) \

@@ -19,22 +19,41 @@ __all__ = ["masked_sums"]
 
 
 def masked_sums(index, report):
+    # (one finding per function: the dense path's, where a sparse one
+    # beside it, ``if isinstance(grad, tf.IndexedSlices)``, is the same bug)
+    masked = [(c, ms) for c, ms in ((c, _masking(index, c)) for c in index.calls
+                                    if method(c) == "cond") if ms]
+    for call, (sums, branch) in masked:
+        rivals = [c for c, _ in masked if index.function_of(c) is index.function_of(call)]
+        dense = [c for c in rivals if not _sparse_path(index, c)] or rivals
+        if call is dense[0]:
+            report(call, "GAC102", sorted(k[-1] for k in sums)[0], "")
+            _undivided(index, report, call, branch)
     for call in index.calls:
-        if method(call) == "cond":
-            branches = [b for b in cond_branches(call) if b is not None]
-            zeros = [b for b in branches if _zeros(b)]
-            sums = [_sums_read(index, b, call) for b in branches if b not in zeros]
-            sums = [keys for keys in sums if keys]
-            if zeros and sums:
-                report(call, "GAC102", sorted(k[-1] for k in sums[0])[0], "")
-                _undivided(index, report, call, [b for b in branches if b not in zeros][0])
-        elif method(call) == "cast" and call.args and modulo_tested(call.args[0]) is not None:
+        if method(call) == "cast" and call.args and modulo_tested(call.args[0]) is not None:
             mask = index.parents.get(call)
             if isinstance(mask, ast.Assign) and len(mask.targets) == 1 \
                     and isinstance(mask.targets[0], ast.Name):
                 for product in _products(index, mask.targets[0].id, mask):
                     report(product, "GAC102", _name(index, product), "")
                     _undivided(index, report, product, None)
+
+
+def _masking(index, call):
+    """``(keys, branch)`` of a ``tf.cond`` that hands zeros on one branch and
+    sums on the other, else None."""
+    branches = [b for b in cond_branches(call) if b is not None]
+    zeros = [b for b in branches if _zeros(b)]
+    sums = [(_sums_read(index, b, call), b) for b in branches if b not in zeros]
+    sums = [(keys, b) for keys, b in sums if keys]
+    return sums[0] if zeros and sums else None
+
+
+def _sparse_path(index, node):
+    """In the body of ``if isinstance(grad, tf.IndexedSlices):``."""
+    return any(isinstance(up, ast.If) and "IndexedSlices" in ast.dump(up.test)
+               and any(node is n for s in up.body for n in ast.walk(s))
+               for up in index.ancestors(node))
 
 
 def _undivided(index, report, node, branch):

@@ -218,6 +218,17 @@ def _reduce(index, report, add, reported):
                 report(node, "GAC104", what)
 
 
+def _cycle_guarded(index, node):
+    """Under a condition in its own function (``if take_step:``, the plain
+    path's ``else:``, a ``tf.cond`` branch), or in a caller's one that may
+    decide a cycle (a ``tf.cond``, a ``%``); not under a caller's that
+    picks a path (``if strategy.num_replicas_in_sync > 1``)."""
+    return index.locally_guarded(node) or any(kind == "cond" or any(
+        (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod))
+        or method(n) in ("mod", "floormod") for n in ast.walk(test))
+        for kind, test in index.guards(node))
+
+
 def _strategy_reduce(node):
     """``strategy.reduce(tf.distribute.ReduceOp.SUM, grads, axis=None)``."""
     return method(node) == "reduce" and isinstance(node.func, ast.Attribute) and (
@@ -236,7 +247,7 @@ def _reductions(index, scope):
             continue
         name = dotted_name(node.func) or ""
         if (method(node) in _REDUCES or _strategy_reduce(node)) and "." in name \
-                and not index.guards(node):
+                and not _cycle_guarded(index, node):
             words = " ".join(dotted_name(n) or "" for a in node.args for n in ast.walk(a))
             if "loss" not in words.lower():
                 found.append((node, "`%s`" % name))

@@ -182,14 +182,21 @@ class Scopes(object):
             position = names.index(name) if name in names else None
             if position is None:
                 return None
-        for node in self.statements_of(callee) if callee is not None else ():
-            if isinstance(node, ast.Return) and node.value is not None:
-                value = node.value
-                if position is not None:
-                    if not isinstance(value, ast.Tuple) or position >= len(value.elts):
-                        continue
-                    value = value.elts[position]
-                return (value, node)
+        for hop in range(3):  # (``return other_helper(...)``: what that one returns)
+            for node in self.statements_of(callee) if callee is not None else ():
+                if isinstance(node, ast.Return) and node.value is not None:
+                    value = node.value
+                    if isinstance(value, ast.Call) and self.callee(value) is not None \
+                            and hop < 2:
+                        callee = self.callee(value)
+                        break
+                    if position is not None:
+                        if not isinstance(value, ast.Tuple) or position >= len(value.elts):
+                            continue
+                        value = value.elts[position]
+                    return (value, node)
+            else:
+                return None
         return None
 
     def assignments(self, binder):
