@@ -192,6 +192,9 @@ def divides_by_n(node, names=()):
         if divisor is not None and (_names_n(divisor) or any(
                 dotted_name(n) in names for n in ast.walk(divisor))):
             return True
+        if isinstance(sub, ast.Call) and (method(sub) or "").startswith(
+                ("get_averaged_", "get_average_", "get_mean_")):
+            return True  # (a helper's sums read as their mean: ``acc.get_averaged_gradients()``)
     return False
 
 

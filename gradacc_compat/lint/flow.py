@@ -13,7 +13,7 @@ import ast
 from gradacc_compat.lint import parameters
 from gradacc_compat.lint.accumulates import HELPER_READS, Accumulate, Accumulates
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
-from gradacc_compat.lint.exprs import loads
+from gradacc_compat.lint.exprs import GRADIENT_CALLS, loads
 from gradacc_compat.lint.scopes import LOOPS, Scopes
 
 __all__ = ["Apply", "Index"]
@@ -48,10 +48,10 @@ class Index(Scopes, Accumulates):
         ``acc[i]``, ``self.acc``, ``self.acc[i]``), or None."""
         while isinstance(node, ast.Subscript):
             node = node.value
-        if isinstance(node, ast.Call) and method(node) in ("values", "items", "keys",
-                                                           "read_value", "value") \
-                and isinstance(node.func, ast.Attribute):
-            node = node.func.value  # (a dict's, or a variable's value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                method(node) in ("values", "items", "keys", "read_value", "value")
+                or _helper_getter(method(node))):
+            node = node.func.value  # (a dict's, a variable's value; a helper's sums)
         name = dotted_name(node)
         if not name:
             return None
@@ -60,8 +60,8 @@ class Index(Scopes, Accumulates):
             owner = self.class_of(self.function_of(node) or node)
             return ("self", owner.name if owner is not None else None, name.split(".")[1])
         if "." in name:
-            if name.split(".")[-1] in HELPER_READS + ("read_value",) \
-                    and isinstance(node, ast.Attribute):
+            if (name.split(".")[-1] in HELPER_READS + ("read_value",)
+                    or _helper_getter(name.split(".")[-1])) and isinstance(node, ast.Attribute):
                 return self.key(node.value)  # a helper's sums; a variable's value
             return ("attr", name)
         if id(node) in self._keying:
@@ -247,3 +247,11 @@ class Index(Scopes, Accumulates):
                     found.extend((k.value, call) for k in call.keywords if k.arg == name)
                 found.extend(self.handed_args(binder, name, position))
         return found
+
+
+def _helper_getter(name):
+    """``get_gradients``, ``get_averaged_gradients``: a helper object's
+    method that hands its sums over."""
+    return (name or "").startswith("get_") and (name or "").endswith(("gradients", "grads")) \
+        and name not in GRADIENT_CALLS  # (Keras's ``optimizer.get_gradients(loss, params)``)
+

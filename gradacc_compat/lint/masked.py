@@ -22,13 +22,14 @@ def masked_sums(index, report):
     # (one finding per function: the dense path's, where a sparse one
     # beside it, ``if isinstance(grad, tf.IndexedSlices)``, is the same bug)
     masked = [(c, ms) for c, ms in ((c, _masking(index, c)) for c in index.calls
-                                    if method(c) == "cond") if ms]
+                                    if method(c) in ("cond", "where", "switch")) if ms]
     for call, (sums, branch) in masked:
         rivals = [c for c, _ in masked if index.function_of(c) is index.function_of(call)]
         dense = [c for c in rivals if not _sparse_path(index, c)] or rivals
         if call is dense[0]:
             report(call, "GAC102", sorted(k[-1] for k in sums)[0], "")
-            _undivided(index, report, call, branch)
+            if branch is not None:  # (a where's sums reach the apply: decided there)
+                _undivided(index, report, call, branch)
     for call in index.calls:
         if method(call) == "cast" and call.args and modulo_tested(call.args[0]) is not None:
             mask = index.parents.get(call)
@@ -41,7 +42,17 @@ def masked_sums(index, report):
 
 def _masking(index, call):
     """``(keys, branch)`` of a ``tf.cond`` that hands zeros on one branch and
-    sums on the other, else None."""
+    sums on the other, or of a ``tf.where(step % N == 0, sums, zeros)``
+    (``K.switch``; branch None), else None."""
+    if method(call) != "cond":
+        if len(call.args) != 3 or not any(
+                (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod))
+                or method(n) in ("mod", "floormod") for n in ast.walk(call.args[0])):
+            return None  # (an element-wise pick, or a reset: no cycle's test)
+        zeros = [p for p in call.args[1:] if method(p) in ("zeros_like", "zeros")]
+        sums = [index.sources(p, p)[0] & index.accumulators
+                for p in call.args[1:] if all(p is not z for z in zeros)]
+        return (sums[0], None) if zeros and sums and sums[0] else None
     branches = [b for b in cond_branches(call) if b is not None]
     zeros = [b for b in branches if _zeros(b)]
     sums = [(_sums_read(index, b, call), b) for b in branches if b not in zeros]

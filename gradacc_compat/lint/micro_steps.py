@@ -9,8 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (branches, counters, discarded, epochs, keras_updates, masked,
-                                 schedule, session_loops, unused_flags)
+from gradacc_compat.lint import (branches, counters, discarded, epochs, exhausted, keras_updates,
+                                 masked, schedule, session_loops, unused_flags)
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, loads,
                                         no_accumulation)
@@ -42,6 +42,7 @@ def check_module(index, report):
     epochs.carried_cycles(index, report)
     discarded.thrown_away_means(index, report)
     unused_flags.never_read(index, report)
+    exhausted.ran_out(index, report)
 
 
 def check_accumulate(index, report, add, reported):

@@ -1,0 +1,97 @@
+"""``lint``'s GAC110 for the data running out mid-cycle: a ``try`` whose
+body reaches the accumulation (directly or a few calls down, through
+``strategy.run``) and whose ``except StopIteration`` / ``except
+tf.errors.OutOfRangeError`` ends the epoch without applying or resetting
+the sums: what the last partial cycle added stays in them, carried into
+the next epoch's first cycle (or dropped with them).
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.scopes import RUNS
+
+__all__ = ["ran_out"]
+
+_ENDS = ("StopIteration", "OutOfRangeError")
+_SETTLES = ("apply_gradients", "minimize", "reset", "flush", "zero_grad", "assign")
+
+
+def ran_out(index, report):
+    consumed = set(k for a in index.applies for k in a.keys) & index.accumulators
+    adds = dict((id(a.function), a) for a in index.accumulates
+                if a.function is not None and a.key in consumed)
+    if not adds:
+        return
+    for handler in (n for n in ast.walk(index.tree) if isinstance(n, ast.ExceptHandler)):
+        names = [dotted_name(n) or "" for n in ast.walk(handler.type)] if handler.type else []
+        if not any(name.split(".")[-1] in _ENDS for name in names):
+            continue
+        guarded = index.parents.get(handler)
+        add = _reached(index, getattr(guarded, "body", []), adds, 4)
+        if add is not None and not _settles(index, handler.body, 1):
+            key = add.key
+            report(handler, "GAC110", "self." + key[2] if key[0] == "self" else key[-1],
+                   "left in the sums when the data runs out mid-cycle (this `except` "
+                   "neither applies nor resets them): carried into the next epoch")
+
+
+def _reached(index, statements, adds, hops):
+    """The accumulate the calls in ``statements`` reach (``hops`` calls
+    down, through ``strategy.run(fn, ...)`` too), or None."""
+    for call in (n for s in statements for n in ast.walk(s) if isinstance(n, ast.Call)):
+        handed = _handed(index, call, call.args[0]) if method(call) in RUNS and call.args \
+            else None
+        for callee in (index.callee(call), handed) + tuple(_aliased(index, call)):
+            if callee is None:
+                continue
+            if id(callee) in adds:
+                return adds[id(callee)]
+            found = hops > 1 and _reached(index, callee.body, adds, hops - 1)
+            if found:
+                return found
+    return None
+
+
+def _settles(index, statements, hops):
+    """Whether ``statements`` apply or reset anything (a call of the file's
+    that does, ``hops`` deep)."""
+    for call in (n for s in statements for n in ast.walk(s) if isinstance(n, ast.Call)):
+        if method(call) in _SETTLES:
+            return True
+        callee = index.callee(call)
+        if hops > 0 and callee is not None and not isinstance(callee, FUNCTIONS[-1]) \
+                and _settles(index, callee.body, hops - 1):
+            return True
+    return False
+
+
+def _aliased(index, call):
+    """The methods an attribute called (``self._train_step(...)``) is bound
+    to in its class: ``self._train_step = self.train_single_step`` or
+    ``= tf.function(self.train_single_step)``."""
+    name = dotted_name(call.func) or ""
+    if not name.startswith("self.") or index.callee(call) is not None:
+        return []
+    found = []
+    for node in index.assigns:
+        if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets):
+            value = node.value.args[0] if isinstance(node.value, ast.Call) \
+                and method(node.value) == "function" and node.value.args else node.value
+            found.append(_handed(index, node, value))
+    return [f for f in found if f is not None]
+
+
+def _handed(index, call, func):
+    """The file's function ``func`` names where ``call`` is (``strategy.run(fn,
+    ...)``'s ``fn``), or None."""
+    name = dotted_name(func) or ""
+    if not name.startswith("self."):
+        return index.callee(ast.Call(func=func, args=[], keywords=[]))
+    cls = index.class_of(index.function_of(call) or call)
+    return next((f for f in getattr(cls, "body", []) if isinstance(f, FUNCTIONS[:-1])
+                 and f.name == name[5:]), None)
+
