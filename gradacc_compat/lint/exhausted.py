@@ -32,7 +32,8 @@ def ran_out(index, report):
             continue
         guarded = index.parents.get(handler)
         add = _reached(index, getattr(guarded, "body", []), adds, 4)
-        if add is not None and not _settles(index, handler.body, 1):
+        if add is not None and not _settles(index, handler.body, 1) \
+                and not _flushed_after(index, guarded):
             key = add.key
             report(handler, "GAC110", "self." + key[2] if key[0] == "self" else key[-1],
                    "left in the sums when the data runs out mid-cycle (this `except` "
@@ -54,6 +55,18 @@ def _reached(index, statements, adds, hops):
             if found:
                 return found
     return None
+
+
+def _flushed_after(index, guarded):
+    """Something after the loop around the ``try``, in its function,
+    applies or resets (the partial cycle flushed once the data ends)."""
+    loop = index.loop_of(guarded)
+    if loop is None:
+        return False
+    end = max(getattr(n, "lineno", 0) for n in ast.walk(loop))
+    later = [n for n in index.statements_of(index.function_of(loop))
+             if isinstance(n, ast.stmt) and n.lineno > end]
+    return _settles(index, later, 1)
 
 
 def _settles(index, statements, hops):
