@@ -151,3 +151,18 @@ class Accumulates(object):
                         found.append(Accumulate(key, item, function, added))
         return found
 
+    def _appended(self, applies):
+        """``grads_list.append(grads)`` in a loop whose apply, in the same
+        loop, reads the list (``tf.reduce_sum(tf.stack(...))`` of it): the
+        list keeps the micro-batches' gradients for the apply to sum. Not
+        GPU towers' lists, applied once after their loop."""
+        found = []
+        for call in (c for c in self.calls if method(c) == "append" and len(c.args) == 1
+                     and isinstance(c.func, ast.Attribute)):
+            loop, key = self.loop_of(call), self.key(call.func.value)
+            if loop is None or key is None or not parameters.differentiated(self, call.args[0]):
+                continue
+            if any(key in a.keys and self.loop_of(a.node) is loop for a in applies):
+                found.append(Accumulate(key, call, self.function_of(call), call.args[0]))
+        return found
+

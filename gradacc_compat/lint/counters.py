@@ -14,7 +14,7 @@ import ast
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 from gradacc_compat.lint.exprs import divides_by_n, increment, mod_parts
 
-__all__ = ["aliased_iterations", "own_iterations", "step_counter"]
+__all__ = ["aliased_iterations", "decayed_lr", "own_iterations", "step_counter"]
 
 _LOGS = ("print", "info", "debug", "warning", "log", "format", "set_description",
          "set_postfix", "scalar", "add_scalar", "write", "str", "int", "float")
@@ -46,6 +46,42 @@ def own_iterations(index, report):
                     and divides_by_n(ast.BinOp(left=parts[0], op=ast.Div(), right=parts[1])):
                 report(node, "GAC107", "self.iterations",
                        "the parent optimizer's update, which this class runs")
+
+
+def decayed_lr(index, report):
+    """GAC107: an optimizer subclass whose cycle is keyed on its own
+    ``self.iterations`` (``local_step // N``, ``% N``) and whose update
+    asks ``self._decayed_lr(...)`` for the learning rate: the parent's
+    schedule reads ``iterations``, which advances every micro-step (even
+    where the bias correction counts cycles)."""
+    for cls in (c for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef)):
+        decays = [n for n in ast.walk(cls) if isinstance(n, ast.Call)
+                  and dotted_name(n.func) == "self._decayed_lr"]
+        if not decays or _advances_own(cls):
+            continue
+        counts, grown = set(["self.iterations"]), True
+        while grown:
+            size = len(counts)
+            counts |= set(dotted_name(t) for n in ast.walk(cls) if isinstance(n, ast.Assign)
+                          and any(dotted_name(m) in counts for m in ast.walk(n.value))
+                          for t in n.targets if dotted_name(t))
+            grown = len(counts) > size
+        if any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mod, ast.FloorDiv))
+               and any(dotted_name(m) in counts for m in ast.walk(n.left))
+               and divides_by_n(ast.BinOp(left=n.left, op=ast.Div(), right=n.right))
+               for n in ast.walk(cls)):
+            report(decays[0], "GAC107", "self.iterations",
+                   "the learning-rate schedule `_decayed_lr` reads, in the update")
+
+
+def _advances_own(cls):
+    """The class assigns or advances ``self.iterations`` itself."""
+    return any((isinstance(n, ast.Assign) and any(
+        dotted_name(t) == "self.iterations" for t in n.targets))
+        or (isinstance(n, ast.Call) and method(n) in ("assign_add", "assign_sub")
+            and isinstance(n.func, ast.Attribute)
+            and dotted_name(n.func.value) == "self.iterations")
+        for n in ast.walk(cls))
 
 
 def aliased_iterations(index, report):

@@ -40,6 +40,7 @@ class Index(Scopes, Accumulates):
                              for a in list(self.accumulates)
                              for key in parameters.callers_keys(self, a)]
         self.applies = self._find_applies()
+        self.accumulates += self._appended(self.applies)
         self.accumulators = set(a.key for a in self.accumulates)
 
     # ---------------------------------------------------------------- keys

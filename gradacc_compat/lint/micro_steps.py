@@ -32,6 +32,7 @@ def check_module(index, report):
     _raw_applies(index, report)
     counters.own_iterations(index, report)
     counters.aliased_iterations(index, report)
+    counters.decayed_lr(index, report)
     _running_means(index, report)
     schedule.fed_decisions(index, report)
     branches.skipped_steps(index, report)
