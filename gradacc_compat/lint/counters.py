@@ -134,9 +134,25 @@ def _counters(index, scope):
     for node in index.statements_of(scope):
         counter = increment(node)
         if counter and counter not in own and not index.guards(node) \
-                and not _counted_down(index, counter):
+                and not _counted_down(index, counter) and not _with_apply(index, node):
             found.append((node, counter))
     return found
+
+
+def _with_apply(index, node):
+    """The increment is grouped with an apply op, or runs under its control
+    dependencies (``train_op = tf.group(train_op, [global_step.assign(...)])``
+    in TF1 graph code): it runs when the apply does, once per cycle."""
+    applies = set(id(a.node) for a in index.applies)
+    bound = set(dotted_name(t) for a in index.applies
+                for t in getattr(index.parents.get(a.node), "targets", ()))
+    for up in index.ancestors(node):
+        parts = list(up.args) if isinstance(up, ast.Call) and method(up) == "group" else \
+            [i.context_expr for i in getattr(up, "items", [])] if isinstance(up, ast.With) else []
+        if any(id(n) in applies or (isinstance(n, ast.Name) and n.id in bound)
+               for p in parts for n in ast.walk(p)):
+            return True
+    return False
 
 
 def _counted_down(index, counter):
