@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.branches import branch_function
 from gradacc_compat.lint.scopes import RUNS
 
 __all__ = ["ran_out"]
@@ -44,14 +45,15 @@ def _reached(index, statements, adds, hops):
     """The accumulate the calls in ``statements`` reach (``hops`` calls
     down, through ``strategy.run(fn, ...)`` too), or None."""
     for call in (n for s in statements for n in ast.walk(s) if isinstance(n, ast.Call)):
-        handed = _handed(index, call, call.args[0]) if method(call) in RUNS and call.args \
-            else None
+        handed = branch_function(index, call.args[0], call) \
+            if method(call) in RUNS and call.args else None
         for callee in (index.callee(call), handed) + tuple(_aliased(index, call)):
             if callee is None:
                 continue
             if id(callee) in adds:
                 return adds[id(callee)]
-            found = hops > 1 and _reached(index, callee.body, adds, hops - 1)
+            body = [callee.body] if isinstance(callee, ast.Lambda) else callee.body
+            found = hops > 1 and _reached(index, body, adds, hops - 1)
             if found:
                 return found
     return None
@@ -94,17 +96,5 @@ def _aliased(index, call):
         if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets):
             value = node.value.args[0] if isinstance(node.value, ast.Call) \
                 and method(node.value) == "function" and node.value.args else node.value
-            found.append(_handed(index, node, value))
+            found.append(branch_function(index, value, node))
     return [f for f in found if f is not None]
-
-
-def _handed(index, call, func):
-    """The file's function ``func`` names where ``call`` is (``strategy.run(fn,
-    ...)``'s ``fn``), or None."""
-    name = dotted_name(func) or ""
-    if not name.startswith("self."):
-        return index.callee(ast.Call(func=func, args=[], keywords=[]))
-    cls = index.class_of(index.function_of(call) or call)
-    return next((f for f in getattr(cls, "body", []) if isinstance(f, FUNCTIONS[:-1])
-                 and f.name == name[5:]), None)
-

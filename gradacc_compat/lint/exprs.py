@@ -13,7 +13,7 @@ from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
            "counter_name", "divides_by_n", "increment", "is_division", "is_scaling", "loads",
            "mod_parts", "modulo_tested", "n_names", "no_accumulation", "number",
-           "outside_gradients"]
+           "outside_gradients", "reads_modulo"]
 
 #: Calls whose function arguments run conditionally (branches).
 CONDS = ("cond", "smart_cond", "case", "switch", "where")
@@ -110,6 +110,12 @@ def modulo_tested(node, ops=(ast.Eq,)):
     """``X % N`` of ``X % N == 0`` (or ``tf.equal(X % N, 0)``), else None."""
     left = compared_to_zero(node, ops)
     return left if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod) else None
+
+
+def reads_modulo(node):
+    """Whether ``node`` holds an ``X % N`` (or ``tf.math.floormod(X, N)``):
+    a test that may decide a cycle."""
+    return any(mod_parts(n) is not None for n in ast.walk(node))
 
 
 def mod_parts(node):

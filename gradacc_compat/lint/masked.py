@@ -13,7 +13,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, method
 from gradacc_compat.lint.branches import branch_function, cond_branches
-from gradacc_compat.lint.exprs import is_division, modulo_tested
+from gradacc_compat.lint.exprs import is_division, modulo_tested, reads_modulo
 
 __all__ = ["masked_sums"]
 
@@ -45,9 +45,7 @@ def _masking(index, call):
     sums on the other, or of a ``tf.where(step % N == 0, sums, zeros)``
     (``K.switch``; branch None), else None."""
     if method(call) != "cond":
-        if len(call.args) != 3 or not any(
-                (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod))
-                or method(n) in ("mod", "floormod") for n in ast.walk(call.args[0])):
+        if len(call.args) != 3 or not reads_modulo(call.args[0]):
             return None  # (an element-wise pick, or a reset: no cycle's test)
         zeros = [p for p in call.args[1:] if method(p) in ("zeros_like", "zeros")]
         sums = [index.sources(p, p)[0] & index.accumulators

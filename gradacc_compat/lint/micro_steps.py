@@ -13,7 +13,7 @@ from gradacc_compat.lint import (branches, counters, discarded, epochs, exhauste
                                  masked, schedule, session_loops, unused_flags)
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, loads,
-                                        no_accumulation)
+                                        no_accumulation, reads_modulo)
 
 __all__ = ["check_accumulate", "check_module", "label"]
 
@@ -225,10 +225,8 @@ def _cycle_guarded(index, node):
     path's ``else:``, a ``tf.cond`` branch), or in a caller's one that may
     decide a cycle (a ``tf.cond``, a ``%``); not under a caller's that
     picks a path (``if strategy.num_replicas_in_sync > 1``)."""
-    return index.locally_guarded(node) or any(kind == "cond" or any(
-        (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod))
-        or method(n) in ("mod", "floormod") for n in ast.walk(test))
-        for kind, test in index.guards(node))
+    return index.locally_guarded(node) or any(kind == "cond" or reads_modulo(test)
+                                              for kind, test in index.guards(node))
 
 
 def _strategy_reduce(node):
