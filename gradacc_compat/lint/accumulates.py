@@ -14,7 +14,7 @@ from gradacc_compat.lint import parameters
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import GRADIENT_CALLS
 
-__all__ = ["Accumulate", "Accumulates", "HELPER_ADDS", "HELPER_READS"]
+__all__ = ["Accumulate", "Accumulates", "HELPER_ADDS", "HELPER_READS", "label"]
 
 _LIST_COMPREHENSION = (ast.ListComp,)
 
@@ -30,6 +30,12 @@ class Accumulate(object):
 
     def __init__(self, key, node, function, value):
         self.key, self.node, self.function, self.value = key, node, function, value
+
+
+def label(add):
+    """How a finding names the accumulator ``add`` writes."""
+    key = add.key
+    return "self." + key[2] if key[0] == "self" else key[-1]
 
 
 class Accumulates(object):

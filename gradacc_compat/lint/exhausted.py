@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
+from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 from gradacc_compat.lint.branches import branch_function
 from gradacc_compat.lint.scopes import RUNS
@@ -35,8 +36,7 @@ def ran_out(index, report):
         add = _reached(index, getattr(guarded, "body", []), adds, 4)
         if add is not None and not _settles(index, handler.body, 1) \
                 and not _flushed_after(index, guarded):
-            key = add.key
-            report(handler, "GAC110", "self." + key[2] if key[0] == "self" else key[-1],
+            report(handler, "GAC110", label(add),
                    "left in the sums when the data runs out mid-cycle (this `except` "
                    "neither applies nor resets them): carried into the next epoch")
 

@@ -11,9 +11,9 @@ import ast
 
 from gradacc_compat.lint import (divisions, flow, losses, micro_steps, parameters, schedule,
                                  session_runs)
+from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import accumulation, divides_by_n, n_names, no_accumulation
-from gradacc_compat.lint.micro_steps import label
 
 __all__ = ["check"]
 

@@ -11,20 +11,15 @@ import ast
 
 from gradacc_compat.lint import (branches, counters, discarded, epochs, exhausted, keras_updates,
                                  masked, schedule, session_loops, unused_flags)
+from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, loads,
                                         no_accumulation, reads_modulo)
 
-__all__ = ["check_accumulate", "check_module", "label"]
+__all__ = ["check_accumulate", "check_module"]
 
 _REDUCES = ("all_reduce", "allreduce", "batch_reduce_to", "reduce_to", "allreduce_",
             "grouped_allreduce")
-
-
-def label(add):
-    """How a finding names the accumulator ``add`` writes."""
-    key = add.key
-    return "self." + key[2] if key[0] == "self" else key[-1]
 
 
 def check_module(index, report):
