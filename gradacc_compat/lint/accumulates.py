@@ -12,6 +12,7 @@ import ast
 
 from gradacc_compat.lint import parameters
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
+from gradacc_compat.lint.branches import branch_function
 from gradacc_compat.lint.exprs import GRADIENT_CALLS
 
 __all__ = ["Accumulate", "Accumulates", "HELPER_ADDS", "HELPER_READS", "label"]
@@ -136,8 +137,7 @@ class Accumulates(object):
         for call in (c for c in self.calls if method(c) == "while_loop"):
             body = ([a for a in call.args[1:2]] + [k.value for k in call.keywords
                                                   if k.arg == "body"] + [None])[0]
-            function = body if isinstance(body, ast.Lambda) else self.callee(
-                ast.Call(func=body, args=[], keywords=[])) if isinstance(body, ast.Name) else None
+            function = branch_function(self, body, call) if body is not None else None
             assign = self.parents.get(call)
             if function is None or not isinstance(assign, ast.Assign) or len(assign.targets) != 1:
                 continue
