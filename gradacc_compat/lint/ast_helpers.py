@@ -28,12 +28,25 @@ def call_name(node):
 
 
 def method(node):
-    """The called function's own name (``assign_add`` in ``a[i].assign_add(...)``)."""
+    """The called function's own name (``assign_add`` in ``a[i].assign_add(...)``).
+
+    Keras 3's ``optimizer.apply(grads, variables)`` reads as
+    ``apply_gradients``, which it is, so every check that looks for an
+    apply sees it; ``dataset.apply(fn)`` stays ``apply``."""
     if not isinstance(node, ast.Call):
         return None
     if isinstance(node.func, ast.Attribute):
+        if node.func.attr == "apply" and node.args and _optimizer(node.func.value):
+            return "apply_gradients"
         return node.func.attr
     return node.func.id if isinstance(node.func, ast.Name) else None
+
+
+def _optimizer(node):
+    """An expression named like an optimizer: ``optimizer``, ``self._opt``,
+    ``model.optimizer`` (not ``options``)."""
+    name = (dotted_name(node) or "").rsplit(".", 1)[-1].lower().lstrip("_")
+    return name.startswith("opt") and not name.startswith("option") or name.endswith("optimizer")
 
 
 def parameter_names(function):
