@@ -109,6 +109,9 @@ class Accumulates(object):
         elif isinstance(expr, ast.Call) and len(expr.args) == 2 and any(
                 w in (method(expr) or "") for w in ("merge_grad", "sum_grad", "add_grad")):
             left, right = expr.args  # (``grads = self.merge_grads(grads, new_grads)``)
+        elif isinstance(expr, ast.Call) and method(expr) == "map_structure" \
+                and len(expr.args) == 3 and _adds(expr.args[0]):
+            left, right = expr.args[1:]  # (``tf.nest.map_structure(lambda a, g: a + g, ...)``)
         elif isinstance(expr, ast.Call) and method(expr) in ("add", "add_n") and expr.args:
             items = expr.args[0].elts if method(expr) == "add_n" and isinstance(
                 expr.args[0], (ast.List, ast.Tuple)) else expr.args
@@ -172,3 +175,12 @@ class Accumulates(object):
                 found.append(Accumulate(key, call, self.function_of(call), call.args[0]))
         return found
 
+
+def _adds(function):
+    """``lambda a, g: a + g``, ``tf.add`` or ``operator.add``: a function
+    that adds its two arguments."""
+    if isinstance(function, ast.Lambda):
+        body, params = function.body, parameter_names(function)
+        return isinstance(body, ast.BinOp) and isinstance(body.op, ast.Add) and len(params) == 2 \
+            and sorted(getattr(n, "id", None) for n in (body.left, body.right)) == sorted(params)
+    return (dotted_name(function) or "").rsplit(".", 1)[-1] == "add"
