@@ -31,14 +31,9 @@ def own_iterations(index, report):
         calls = [n for n in ast.walk(cls) if isinstance(n, ast.Call)
                  and isinstance(n.func, ast.Attribute) and n.func.attr in supers
                  and isinstance(n.func.value, ast.Call) and method(n.func.value) == "super"]
-        owns = any(isinstance(n, ast.Assign) and any(
-            dotted_name(t) == "self.iterations" for t in n.targets) for n in ast.walk(cls))
-        hands = any((isinstance(n, ast.Assign) and dotted_name(n.value) == "self.iterations")
-                    or (isinstance(n, ast.Call) and method(n) == "assign_add"
-                        and isinstance(n.func, ast.Attribute)
-                        and dotted_name(n.func.value) == "self.iterations")
-                    for n in ast.walk(cls))  # (said where it hands or advances it)
-        if not calls or owns or hands:
+        hands = any(isinstance(n, ast.Assign) and dotted_name(n.value) == "self.iterations"
+                    for n in ast.walk(cls))  # (said where it hands the counter over)
+        if not calls or hands or _advances_own(cls, ("assign_add",)):
             continue
         for node in ast.walk(cls):
             parts = mod_parts(node)
@@ -57,7 +52,7 @@ def decayed_lr(index, report):
     for cls in (c for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef)):
         decays = [n for n in ast.walk(cls) if isinstance(n, ast.Call)
                   and dotted_name(n.func) == "self._decayed_lr"]
-        if not decays or _advances_own(cls):
+        if not decays or _advances_own(cls, ("assign_add", "assign_sub")):
             continue
         counts, grown = set(["self.iterations"]), True
         while grown:
@@ -74,11 +69,12 @@ def decayed_lr(index, report):
                    "the learning-rate schedule `_decayed_lr` reads, in the update")
 
 
-def _advances_own(cls):
-    """The class assigns or advances ``self.iterations`` itself."""
+def _advances_own(cls, moves):
+    """The class assigns ``self.iterations``, or moves it with one of
+    ``moves`` (``assign_add``, ``assign_sub``), itself."""
     return any((isinstance(n, ast.Assign) and any(
         dotted_name(t) == "self.iterations" for t in n.targets))
-        or (isinstance(n, ast.Call) and method(n) in ("assign_add", "assign_sub")
+        or (isinstance(n, ast.Call) and method(n) in moves
             and isinstance(n.func, ast.Attribute)
             and dotted_name(n.func.value) == "self.iterations")
         for n in ast.walk(cls))
