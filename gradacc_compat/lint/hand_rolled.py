@@ -9,8 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (divisions, flow, losses, micro_steps, parameters, schedule,
-                                 session_runs)
+from gradacc_compat.lint import (divisions, flow, losses, micro_steps, parameters, replicas,
+                                 schedule, session_runs)
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import accumulation, divides_by_n, n_names, no_accumulation
@@ -130,7 +130,7 @@ class _Checks(object):
                     self.report(node, "GAC109", reason)
                 break
         conds = [test for kind, test in guards if kind == "cond"]
-        if conds and self.distributed:
+        if conds and self.distributed and not replicas.built_outside_strategy(index, apply.node):
             call = index.parents.get(conds[0])
             self.report(call if isinstance(call, ast.Call) else apply.node, "GAC111",
                         dotted_name(apply.node.func) or "apply_gradients")

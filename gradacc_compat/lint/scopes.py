@@ -132,16 +132,19 @@ class Scopes(object):
             if isinstance(parent, ast.Call) and method(parent) in CONDS:
                 return parent
             return None
-        return self.memo(("branch", getattr(function, "name", None)), lambda: self._branch_by_name(
-            getattr(function, "name", None)))
+        return self.memo(("branch", id(function)), lambda: self._branch_by_name(function))
 
-    def _branch_by_name(self, name):
-        for node in self.calls:
-            if method(node) in CONDS:
-                for arg in list(node.args[1:]) + [k.value for k in node.keywords]:
-                    if dotted_name(arg) and dotted_name(arg).split(".")[-1] == name:
-                        return node
-        return None
+    def _branch_by_name(self, function):
+        """The first such call that names ``function``; where several do
+        (two classes' ``_apply``), the one in the def or class that holds
+        ``function``."""
+        name = getattr(function, "name", None)
+        named = [node for node in self.calls if method(node) in CONDS and any(
+            (dotted_name(arg) or "").split(".")[-1] == name
+            for arg in list(node.args[1:]) + [k.value for k in node.keywords])]
+        owner = self.parents.get(function)
+        near = [node for node in named if any(up is owner for up in self.ancestors(node))]
+        return (near or named or [None])[0]
 
     def callers(self, function):
         """Calls of ``function`` in this file: ``self.name(...)`` in its

@@ -1,0 +1,36 @@
+"""Whether a model class runs in replica context: it is built under a
+``tf.distribute`` strategy's ``scope()``. A file that names a strategy may
+still build the class that accumulates outside it (a script that compares a
+distributed run with an accumulating one), and that class's ``tf.cond``
+around ``apply_gradients`` then never meets a replica.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import dotted_name, method
+
+__all__ = ["built_outside_strategy"]
+
+
+def built_outside_strategy(index, node):
+    """The class around ``node`` is built in this file, and never under
+    ``with <strategy>.scope():`` nor in a function called there (two
+    calls deep): its ``train_step`` runs without replicas."""
+    cls = next((up for up in index.ancestors(node) if isinstance(up, ast.ClassDef)), None)
+    if cls is None:
+        return False
+    builds = [c for c in index.calls if (dotted_name(c.func) or "").rsplit(".", 1)[-1] == cls.name]
+    return bool(builds) and not any(_under_scope(index, c, 2) for c in builds)
+
+
+def _under_scope(index, node, hops):
+    for up in index.ancestors(node):
+        if isinstance(up, ast.With) and any(
+                method(item.context_expr) == "scope" for item in getattr(up, "items", [up])):
+            return True
+    function = index.function_of(node)
+    return hops > 0 and function is not None and any(
+        _under_scope(index, call, hops - 1) for call in index.callers(function))
