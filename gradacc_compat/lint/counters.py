@@ -5,6 +5,8 @@ wrapper that hands its counter to the optimizer it wraps -- so schedules
 and Adam's bias correction count micro-steps. A loop's own counter (a
 ``tf.Variable`` the file makes, a Python number only logs read) is not one.
 
+Also what GAC109 asks of a counter: whether the file ever advances it.
+
 Standard library only: ``lint`` runs without TensorFlow.
 """
 from __future__ import absolute_import, division, print_function
@@ -14,7 +16,8 @@ import ast
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 from gradacc_compat.lint.exprs import divides_by_n, increment, mod_parts
 
-__all__ = ["aliased_iterations", "decayed_lr", "own_iterations", "step_counter"]
+__all__ = ["aliased_iterations", "decayed_lr", "never_advanced", "own_iterations",
+           "step_counter"]
 
 _LOGS = ("print", "info", "debug", "warning", "log", "format", "set_description",
          "set_postfix", "scalar", "add_scalar", "write", "str", "int", "float")
@@ -162,3 +165,40 @@ def _counted_down(index, counter):
             and dotted_name(node.args[0]) == counter
     return index.memo(("counted down", counter),
                       lambda: any(down(n) for n in ast.walk(index.tree)))
+
+
+def never_advanced(index, test, name):
+    """In the class of ``test``, ``self.X`` is made 0 (``tf.Variable(0)``, ``tf.constant(0)``) and
+    the file only sets it to 0 again and compares it: nothing advances it,
+    so a test ``self.X == N`` never holds. Any other use (handed on, read
+    into a name, returned) may move it: not this."""
+    if not name.startswith("self.") or name.count(".") != 1:
+        return False
+    tree = next((up for up in index.ancestors(test) if isinstance(up, ast.ClassDef)), index.tree)
+    parents = dict((child, node) for node in ast.walk(tree) for child in ast.iter_child_nodes(node))
+    made = False
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and dotted_name(node) == name):
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, ast.Assign) and node in parent.targets:
+            made = made or method(parent.value) == "Variable"
+            if not _zero(parent.value):
+                return False
+        elif isinstance(parent, ast.Attribute) and parent.attr == "assign":
+            call = parents.get(parent)
+            if not (isinstance(call, ast.Call) and call.args and _zero(call.args[0])):
+                return False
+        elif not isinstance(parent, ast.Compare) and not (
+                isinstance(parent, ast.Call) and method(parent) in ("equal", "greater_equal")):
+            return False
+    return made
+
+
+def _zero(value):
+    """``0``, ``tf.Variable(0, ...)``, ``tf.Variable(tf.constant(0, ...))``, ``tf.zeros_like(x)``."""
+    while isinstance(value, ast.Call) and method(value) in ("Variable", "constant", "cast") \
+            and value.args:
+        value = value.args[0]
+    return (isinstance(value, NUMBER) and getattr(value, "n", getattr(value, "value", None)) == 0) \
+        or method(value) in ("zeros_like", "zeros")

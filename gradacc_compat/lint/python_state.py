@@ -79,6 +79,13 @@ def _python_numbers(tree):
     return found
 
 
+def _variables(tree):
+    """``self.X`` attributes bound to a ``tf.Variable`` (or ``add_weight``)."""
+    return set(dotted_name(t) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+               and method(node.value) in ("Variable", "add_weight")
+               for t in node.targets if (dotted_name(t) or "").startswith("self."))
+
+
 def _traced_functions(tree):
     """The traced functions (see ``_traced``) and the methods they call as
     ``self.name(...)``, in their class (a ``train_step`` that hands the
@@ -94,8 +101,10 @@ def _traced_functions(tree):
             for f in list(methods.values()):
                 if id(f) not in traced:
                     continue
-                for call in walk(f, FUNCTIONS):
-                    name = dotted_name(call.func) if isinstance(call, ast.Call) else None
+                for node in walk(f, FUNCTIONS):
+                    # (a call ``self.name(...)``, or ``self.name`` handed to
+                    # ``tf.cond``: both run in the trace)
+                    name = dotted_name(node) if isinstance(node, ast.Attribute) else None
                     callee = methods.get(name[5:]) if name and name.startswith("self.") else None
                     if callee is not None and id(callee) not in traced:
                         traced.add(id(callee))
@@ -104,7 +113,7 @@ def _traced_functions(tree):
 
 
 def _stale_state(tree, report):
-    numbers = _python_numbers(tree)
+    numbers, variables = _python_numbers(tree), _variables(tree)
     traced = _traced_functions(tree)
     for function in ast.walk(tree):
         if not isinstance(function, FUNCTIONS) or id(function) not in traced:
@@ -124,7 +133,7 @@ def _stale_state(tree, report):
             if isinstance(node, ast.AugAssign):
                 target = node.target
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.value, (ast.ListComp, ast.BinOp)):
+                    and isinstance(node.value, (ast.ListComp, ast.BinOp) + NUMBER):
                 target = node.targets[0]
             name = dotted_name(target) if target is not None else None
             if not name:
@@ -136,6 +145,11 @@ def _stale_state(tree, report):
                     and _adds_to_itself(node.value, name):
                 # (the caller's list is not the one this builds: ``grads = [g[0]
                 # for g in pairs]`` is a local name, no sum is lost)
+                report(node, "GAC105", name, function.name)
+            elif isinstance(node, ast.Assign) and name in variables \
+                    and isinstance(node.value, NUMBER):
+                # self.count = 0 where self.count is a tf.Variable: the trace
+                # swaps the variable for a constant, once; .assign(0) resets
                 report(node, "GAC105", name, function.name)
             elif isinstance(node, ast.Assign) and name.startswith("self.") \
                     and name.count(".") == 1 and _zeros_added_to(function, node.value, name):

@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import flow
+from gradacc_compat.lint import counters, flow
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_name, increment,
                                        modulo_tested, number)
@@ -160,8 +160,11 @@ class Irregular(object):
             name = dotted_name(counter)
             if not name or number(other) is not None:
                 continue
-            start = self._initial(name)
             before = self._advanced_before(name, test)
+            if before is None and not strict and counters.never_advanced(self.index, test, name):
+                return "`%s == N` with `%s` made 0 and never advanced: the apply never runs" % (
+                    name, name)
+            start = self._initial(name)
             if start not in (0, 1) or before is None:
                 continue
             length = int(strict) + (0 if before else 1) - start  # the cycle is N + length
