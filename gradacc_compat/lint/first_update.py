@@ -1,0 +1,100 @@
+"""``lint``'s GAC109 for a TF1 optimizer subclass that counts its cycle in a
+variable of its own (``self._iter``, or the non-slot variable ``"iter"``):
+made 0, tested ``tf.equal(iter, 0)`` to decide the update, and advanced
+``iter <- (iter + 1) mod N`` only in ``_finish``, after the update. The very
+first micro-batch is then applied alone (its gradient divided by N) before
+the regular cycles of N begin; starting the counter at 1 avoids it.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, string_of
+from gradacc_compat.lint.exprs import number
+
+__all__ = ["applied_alone"]
+
+
+def applied_alone(index, report):
+    for cls in (c for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef)):
+        methods = dict((f.name, f) for f in cls.body if isinstance(f, FUNCTIONS[:-1]))
+        finish = methods.get("_finish")
+        if finish is None:
+            continue
+        advanced = set(_counter(index, methods, n.func.value) for n in ast.walk(finish)
+                       if method(n) == "assign" and isinstance(n.func, ast.Attribute)
+                       and n.args and _plus_one_mod(n.args[0]))
+        for counter, made in _made_zero(cls):
+            tests = [c for c in ast.walk(cls) if method(c) == "cond" and c.args
+                     and index.function_of(c) is not finish
+                     and _tests_zero(index, methods, c.args[0], counter)]
+            if counter in advanced and tests:
+                report(made, "GAC109", "`tf.equal(%s, 0)` with `%s` made 0 and advanced in "
+                       "_finish, after the update: the first update takes one micro-batch"
+                       % (counter[1], counter[1]))
+
+
+def _made_zero(cls):
+    """``(counter, node)`` for each counter the class makes as 0:
+    ``self._iter = tf.Variable(0)`` or
+    ``self._create_non_slot_variable(initial_value=0, name="iter")``."""
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and method(node.value) in ("Variable", "variable") \
+                and node.value.args and number(node.value.args[0]) == 0:
+            for target in node.targets:
+                if (dotted_name(target) or "").startswith("self."):
+                    yield ("attr", dotted_name(target)), node.value
+        if method(node) == "_create_non_slot_variable":
+            given = dict((k.arg, k.value) for k in node.keywords)
+            value = given.get("initial_value", node.args[0] if node.args else None)
+            name = string_of(given.get("name", node.args[1] if len(node.args) > 1 else None))
+            if name and value is not None and number(value) == 0:
+                yield ("slot", name), node
+
+
+def _counter(index, methods, node, depth=2):
+    """Which counter ``node`` reads: ``("attr", "self._iter")``,
+    ``("slot", "iter")`` (through a getter method, or a local name bound
+    to one), else None."""
+    name = dotted_name(node)
+    if name and name.startswith("self."):
+        return ("attr", name)
+    if method(node) == "_get_non_slot_variable" and node.args:
+        return ("slot", string_of(node.args[0]))
+    if isinstance(node, ast.Call) and name is None and depth and (
+            dotted_name(node.func) or "").startswith("self."):
+        getter = methods.get(dotted_name(node.func)[5:])
+        returns = [r.value for r in ast.walk(getter) if isinstance(r, ast.Return)
+                   and r.value is not None] if getter is not None else []
+        found = [_counter(index, methods, r, depth - 1) for r in returns]
+        return next((f for f in found if f), None)
+    if isinstance(node, ast.Name) and depth:
+        function = index.function_of(node)
+        values = [a.value for a in ast.walk(function) if isinstance(a, ast.Assign)
+                  and any(dotted_name(t) == node.id for t in a.targets)] if function else []
+        return _counter(index, methods, values[0], depth - 1) if len(values) == 1 else None
+    return None
+
+
+def _tests_zero(index, methods, test, counter):
+    """``tf.equal(<counter>, 0)`` or ``<counter> == 0``."""
+    if method(test) == "equal" and len(test.args) == 2:
+        left, right = test.args
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        left, right = test.left, test.comparators[0]
+    else:
+        return False
+    return number(right) == 0 and _counter(index, methods, left) == counter
+
+
+def _plus_one_mod(value):
+    """``tf.mod(x + 1, n)`` / ``(x + 1) % n``."""
+    if method(value) in ("mod", "floormod") and len(value.args) == 2:
+        left = value.args[0]
+    elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod):
+        left = value.left
+    else:
+        return False
+    return isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add) and number(left.right) == 1
