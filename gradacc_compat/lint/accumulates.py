@@ -53,7 +53,7 @@ class Accumulates(object):
                     "assign_add", "assign") and (
                     len(node.args) == 1 or parameters.differentiated(self, node.args[0])) and (
                     (method(node) in HELPER_ADDS and isinstance(node.func, ast.Attribute))
-                    or ("accum" in (dotted_name(node.func) or "").split(".")[-1].lower()
+                    or (_accumulator_named(dotted_name(node.func))
                         and isinstance(node.func, (ast.Name, ast.Attribute))
                         and not (dotted_name(node.func) or "").startswith("tf."))):
                 # acc.add_gradients(grads) / self.accumulator(grads): a helper
@@ -71,8 +71,10 @@ class Accumulates(object):
             elif isinstance(node, ast.Call) and method(node) in ("assign", "update") \
                     and node.args:
                 # acc.assign(acc + g) / K.update(acc, acc + g)
+                # (``state_ops.assign(acc, acc + g)``: a function of two)
                 if method(node) == "assign" and isinstance(node.func, ast.Attribute) \
-                        and dotted_name(node.func) not in ("tf.assign", "tf.compat.v1.assign"):
+                        and dotted_name(node.func) not in ("tf.assign", "tf.compat.v1.assign") \
+                        and len(node.args) == 1:
                     target, value = node.func.value, node.args[0]
                 elif len(node.args) > 1:
                     target, value = node.args[0], node.args[1]
@@ -99,6 +101,13 @@ class Accumulates(object):
         if value is None or target is None:
             return None
         expr = value
+        if isinstance(expr, ast.Name):
+            # (``s = g + acc; acc.assign(s)``; not ``m_t = b * m + ...``)
+            bound = [v for v, _ in self.values_of(expr.id, expr)]
+            if len(bound) == 1 and isinstance(bound[0], ast.BinOp) and isinstance(
+                    bound[0].op, ast.Add) and dotted_name(target) in (
+                    dotted_name(bound[0].left), dotted_name(bound[0].right)):
+                expr = bound[0]
         if isinstance(expr, _LIST_COMPREHENSION):
             expr = expr.elt
         if isinstance(expr, ast.IfExp):  # [(a + g) if g is not None else None ...]
@@ -184,3 +193,13 @@ def _adds(function):
         return isinstance(body, ast.BinOp) and isinstance(body.op, ast.Add) and len(params) == 2 \
             and sorted(getattr(n, "id", None) for n in (body.left, body.right)) == sorted(params)
     return (dotted_name(function) or "").rsplit(".", 1)[-1] == "add"
+
+
+def _accumulator_named(name):
+    """``self.accumulator``, ``accumulate_gradients``: a helper that adds
+    what it is handed. Not a getter, nor a count (``_get_accumulation_steps``,
+    ``accum_count``), unless it names gradients."""
+    name = (name or "").split(".")[-1].lower()
+    counts = name.lstrip("_").startswith("get") or any(
+        word in name for word in ("step", "count", "num", "size", "freq"))
+    return "accum" in name and ("grad" in name or not counts)

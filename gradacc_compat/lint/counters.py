@@ -40,10 +40,17 @@ def own_iterations(index, report):
             continue
         for node in ast.walk(cls):
             parts = mod_parts(node)
-            if parts and dotted_name(parts[0]) == "self.iterations" \
+            if parts and _reads_iterations(parts[0]) \
                     and divides_by_n(ast.BinOp(left=parts[0], op=ast.Div(), right=parts[1])):
                 report(node, "GAC107", "self.iterations",
                        "the parent optimizer's update, which this class runs")
+
+
+def _reads_iterations(counter):
+    """``self.iterations``, or it shifted: ``self.iterations + offset``."""
+    if isinstance(counter, ast.BinOp) and isinstance(counter.op, ast.Add):
+        return any(dotted_name(side) == "self.iterations" for side in (counter.left, counter.right))
+    return dotted_name(counter) == "self.iterations"
 
 
 def decayed_lr(index, report):
@@ -196,7 +203,8 @@ def never_advanced(index, test, name):
 
 
 def _zero(value):
-    """``0``, ``tf.Variable(0, ...)``, ``tf.Variable(tf.constant(0, ...))``, ``tf.zeros_like(x)``."""
+    """``0``, ``tf.Variable(0, ...)``, ``tf.Variable(tf.constant(0, ...))``,
+    ``tf.zeros_like(x)``."""
     while isinstance(value, ast.Call) and method(value) in ("Variable", "constant", "cast") \
             and value.args:
         value = value.args[0]

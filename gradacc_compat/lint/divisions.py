@@ -14,8 +14,8 @@ from gradacc_compat.lint.ast_helpers import dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import divides_by_n, is_division, loads, n_names
 from gradacc_compat.lint.accumulates import HELPER_ADDS, HELPER_READS
 
-__all__ = ["divides", "divided_at_add", "lr_compensated", "normalized_in_place",
-           "on_every_path"]
+__all__ = ["divides", "divided_at_add", "in_update_hook", "lr_compensated",
+           "normalized_in_place", "on_every_path"]
 
 def divided_at_add(index, add):
     """The gradient ``add`` adds is divided on its way in."""
@@ -107,6 +107,24 @@ def _lr_compensated(index):
         if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Div):
             divisors.append(dotted_name(node.value) or "")
         if any(d and any(b in d for b in bounds) for d in divisors):
+            return True
+    return False
+
+
+def in_update_hook(index, apply):
+    """``super().apply_gradients(...)`` in an optimizer subclass whose own
+    ``_resource_apply_dense`` (or ``_apply_dense``) divides the ``grad`` it
+    is handed: the parent's apply runs that hook, so the sums are divided
+    on their way to the update."""
+    func = apply.node.func
+    if not (isinstance(func, ast.Attribute) and method(func.value) == "super"):
+        return False
+    cls = next((up for up in index.ancestors(apply.node) if isinstance(up, ast.ClassDef)), None)
+    for hook in (f for f in (cls.body if cls is not None else [])
+                 if getattr(f, "name", None) in ("_resource_apply_dense", "_apply_dense")):
+        grad = (parameter_names(hook)[1:2] or [None])[0]
+        if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)
+               and dotted_name(n.left) == grad for n in ast.walk(hook)):
             return True
     return False
 

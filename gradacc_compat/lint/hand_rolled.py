@@ -9,8 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (divisions, flow, losses, micro_steps, parameters, replicas,
-                                 schedule, session_runs)
+from gradacc_compat.lint import (divisions, flow, losses, masked, micro_steps, parameters,
+                                 replicas, schedule, session_runs)
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import accumulation, divides_by_n, n_names, no_accumulation
@@ -73,7 +73,8 @@ class _Checks(object):
         loss = any(losses.scaled(index, a) for a in adds)
         name = label(adds[0])
         if not (at_apply or at_add or in_place or loss or all(
-                losses.summed(index, a) for a in adds) or divisions.lr_compensated(index)):
+                losses.summed(index, a) for a in adds) or divisions.lr_compensated(index)
+                or divisions.in_update_hook(index, apply)):
             # (one finding per function for the same sums: the flush after
             # the loop that applies them undivided again is the same bug; a
             # script's top level may make them anew, each apply counts there)
@@ -98,6 +99,8 @@ class _Checks(object):
             self.report(apply.node, "GAC102", label(adds[0]), "")
             return
         if not guards:
+            if masked.gated_hooks(index, apply.node):
+                return  # (the class's own update hook decides by tf.cond)
             if not self._runs_now(apply):
                 self._session_schedule(apply, adds)  # a TF1 graph op: where it runs
                 return

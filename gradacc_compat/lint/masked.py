@@ -15,14 +15,15 @@ from gradacc_compat.lint.ast_helpers import FUNCTIONS, method
 from gradacc_compat.lint.branches import branch_function, cond_branches
 from gradacc_compat.lint.exprs import is_division, modulo_tested, reads_modulo
 
-__all__ = ["masked_sums"]
+__all__ = ["gated_hooks", "masked_sums"]
 
 
 def masked_sums(index, report):
     # (one finding per function: the dense path's, where a sparse one
     # beside it, ``if isinstance(grad, tf.IndexedSlices)``, is the same bug)
     masked = [(c, ms) for c, ms in ((c, _masking(index, c)) for c in index.calls
-                                    if method(c) in ("cond", "where", "switch")) if ms]
+                                    if method(c) in ("cond", "where", "switch")
+                                    and not gated_hooks(index, c)) if ms]
     for call, (sums, branch) in masked:
         rivals = [c for c, _ in masked if index.function_of(c) is index.function_of(call)]
         dense = [c for c in rivals if not _sparse_path(index, c)] or rivals
@@ -56,6 +57,17 @@ def _masking(index, call):
     sums = [(_sums_read(index, b, call), b) for b in branches if b not in zeros]
     sums = [(keys, b) for keys, b in sums if keys]
     return sums[0] if zeros and sums else None
+
+
+def gated_hooks(index, node):
+    """The class around ``node`` updates in a ``_resource_apply_dense`` (or
+    ``_apply_dense``) of its own that decides, by ``tf.cond``, whether to
+    update at all: the zeros it is handed on other steps move nothing."""
+    cls = next((up for up in index.ancestors(node) if isinstance(up, ast.ClassDef)), None)
+    return cls is not None and any(
+        method(n) == "cond" for f in cls.body
+        if getattr(f, "name", None) in ("_resource_apply_dense", "_apply_dense")
+        for n in ast.walk(f))
 
 
 def _sparse_path(index, node):
