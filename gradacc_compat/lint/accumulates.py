@@ -197,9 +197,10 @@ def _adds(function):
 
 def _accumulator_named(name):
     """``self.accumulator``, ``accumulate_gradients``: a helper that adds
-    what it is handed. Not a getter, nor a count (``_get_accumulation_steps``,
-    ``accum_count``), unless it names gradients."""
+    what it is handed. Not a getter, a count or an apply
+    (``_get_accumulation_steps``, ``accum_count``, ``_apply_accumulated``),
+    unless it names gradients."""
     name = (name or "").split(".")[-1].lower()
     counts = name.lstrip("_").startswith("get") or any(
-        word in name for word in ("step", "count", "num", "size", "freq"))
+        word in name for word in ("step", "count", "num", "size", "freq", "apply", "reset"))
     return "accum" in name and ("grad" in name or not counts)

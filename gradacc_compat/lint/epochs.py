@@ -14,6 +14,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.scopes import LOOPS, RUNS
+from gradacc_compat.lint.exprs import mod_parts, number
 
 __all__ = ["carried_cycles"]
 
@@ -27,7 +28,12 @@ def carried_cycles(index, report):
         for inner in (n for n in ast.walk(outer) if isinstance(n, LOOPS)
                       and index.loop_of(n) is outer):
             name = _cycles_in(index, inner, applying, gated)
-            if name and not _applied_after(index, inner, outer, applying):
+            flush = _applied_after(index, inner, outer, applying) if name else None
+            counter = _kept_counting(index, inner, gated) if flush is not None else None
+            if counter:
+                report(flush, "GAC109", "the partial cycle is applied after the epoch, but `%s` "
+                       "keeps counting: the next epoch's first cycle is shorter than N" % counter)
+            elif name and flush is None:
                 report(inner, "GAC110", name, "dropped when the next epoch makes `%s` anew, "
                        "unless every epoch's batches are a multiple of N" % name
                        if _made_anew(index, name, inner, outer) else
@@ -55,6 +61,10 @@ def _applying(index):
             continue
         gated = index.locally_guarded(apply.node) or function is not apply.function
         found[id(function)] = found.get(id(function), False) or gated
+        for call in index.callers(function):  # (a step that calls the apply under its test)
+            caller = index.function_of(call)
+            if caller is not None and index.locally_guarded(call):
+                found[id(caller)] = True
     return found
 
 
@@ -114,6 +124,8 @@ def _conditional(index, node, loop):
 
 
 def _applied_after(index, inner, outer, applying):
+    """The call after the batches' loop, in the epoch's, that applies the
+    sums left (a flush), else None."""
     end = max(getattr(n, "lineno", 0) for n in ast.walk(inner))
     for node in index.statements_of(outer):
         if getattr(node, "lineno", 0) <= end or not isinstance(node, ast.Call):
@@ -121,8 +133,34 @@ def _applied_after(index, inner, outer, applying):
         callee = index.callee(node)
         if (callee is not None and id(callee) in applying) or any(
                 a.node is node for a in index.applies):
-            return True
-    return False
+            return node
+    return None
+
+
+def _kept_counting(index, inner, gated):
+    """The ``self.`` counter of the cycle test (``self.k % N == 0``) in the
+    step the batches' loop calls, when nothing in the file sets it back
+    (``= 0``, ``.assign(0)``) outside ``__init__``: after a flush, the next
+    epoch's first cycle ends early."""
+    steps = [f for f in (_called(index, n) for n in index.statements_of(inner)
+                         if isinstance(n, ast.Call)) if f is not None and id(f) in gated]
+    for step in steps:
+        for node in index.statements_of(step):
+            parts = mod_parts(node) if isinstance(node, ast.BinOp) else None
+            name = dotted_name(parts[0]) if parts else None
+            if name and name.startswith("self.") and not any(
+                    _resets(n, name) and getattr(index.function_of(n), "name", "") != "__init__"
+                    for n in ast.walk(index.tree)):
+                return name
+    return None
+
+
+def _resets(node, name):
+    """``name = 0`` or ``name.assign(0)``."""
+    if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets):
+        return number(node.value) == 0
+    return method(node) == "assign" and isinstance(node.func, ast.Attribute) \
+        and dotted_name(node.func.value) == name and bool(node.args) and number(node.args[0]) == 0
 
 
 def _made_anew(index, name, inner, outer):
