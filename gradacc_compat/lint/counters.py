@@ -38,12 +38,15 @@ def own_iterations(index, report):
                     for n in ast.walk(cls))  # (said where it hands the counter over)
         if not calls or hands or _advances_own(cls, ("assign_add",)):
             continue
-        for node in ast.walk(cls):
-            parts = mod_parts(node)
-            if parts and _reads_iterations(parts[0]) \
-                    and divides_by_n(ast.BinOp(left=parts[0], op=ast.Div(), right=parts[1])):
-                report(node, "GAC107", "self.iterations",
-                       "the parent optimizer's update, which this class runs")
+        tests = [node for node in ast.walk(cls) if mod_parts(node)
+                 and _reads_iterations(mod_parts(node)[0]) and divides_by_n(ast.BinOp(
+                     left=mod_parts(node)[0], op=ast.Div(), right=mod_parts(node)[1]))]
+        # (one finding per class: at the test beside the parent's update, where one is)
+        near = [t for t in tests if any(index.function_of(t) is index.function_of(c)
+                                        for c in calls)]
+        for node in (near or tests)[:1]:
+            report(node, "GAC107", "self.iterations",
+                   "the parent optimizer's update, which this class runs")
 
 
 def _reads_iterations(counter):

@@ -5,7 +5,8 @@
 # _resource_apply_dense divide by N and decide, by tf.cond, whether to update
 # at all. The zeros move nothing and the sums are divided there (no GAC101,
 # no GAC102); but the parent's apply advances self.iterations every
-# micro-step, and the class keys its cycle on it (GAC107).
+# micro-step, and the class keys its cycle on it (GAC107, once per class: at
+# the test beside the parent's apply).
 import tensorflow as tf
 from tensorflow.python.ops import state_ops
 
@@ -27,7 +28,7 @@ class SGDAccumulated(tf.keras.optimizers.SGD):
     def _prepare_local(self, var_device, var_dtype, apply_state):
         super(SGDAccumulated, self)._prepare_local(var_device, var_dtype, apply_state)
         steps = self._get_accumulation_steps(self.iterations)
-        update = (self.iterations + self._offset) % steps == 0  # <- GAC107
+        update = (self.iterations + self._offset) % steps == 0
         apply_state[(var_device, var_dtype)]["update"] = tf.cast(update, var_dtype)
         apply_state[(var_device, var_dtype)]["steps"] = tf.cast(steps, var_dtype)
 
