@@ -108,7 +108,10 @@ class Accumulates(object):
                     bound[0].op, ast.Add) and dotted_name(target) in (
                     dotted_name(bound[0].left), dotted_name(bound[0].right)):
                 expr = bound[0]
-        if isinstance(expr, _LIST_COMPREHENSION):
+        if method(expr) in ("list", "tuple") and len(expr.args) == 1 and isinstance(
+                expr.args[0], _LIST_COMPREHENSION + (ast.GeneratorExp,)):
+            expr = expr.args[0]  # (``list(a + g for a, g in zip(accs, grads))``)
+        if isinstance(expr, _LIST_COMPREHENSION + (ast.GeneratorExp,)):
             expr = expr.elt
         if isinstance(expr, ast.IfExp):  # [(a + g) if g is not None else None ...]
             expr = expr.body if self._added(target, expr.body) else expr.orelse
@@ -138,6 +141,13 @@ class Accumulates(object):
                 return other  # (``prev = acc * keep; acc.assign(g + prev)`` too)
         return None
 
+    def _bound_once(self, node):
+        """What a name is bound to, where it is bound once; else the node."""
+        if isinstance(node, ast.Name):
+            bound = [v for v, _ in self.values_of(node.id, node)]
+            return bound[0] if len(bound) == 1 else node
+        return node
+
     def _is_alias_of(self, node, key):
         return isinstance(node, ast.Name) and self._loop_alias(node) == key
 
@@ -155,17 +165,23 @@ class Accumulates(object):
                 continue
             target = assign.targets[0]
             outputs = target.elts if isinstance(target, ast.Tuple) else [target]
+            rest_out = [o.value for o in outputs if type(o).__name__ == "Starred"]
+            outputs = [o for o in outputs if type(o).__name__ != "Starred"]
             params = parameter_names(function)
+            star = getattr(function.args.vararg, "arg", function.args.vararg)
             returns = [function.body] if isinstance(function, ast.Lambda) else [
                 r.value for r in ast.walk(function) if isinstance(r, ast.Return) and r.value]
             for value in returns:
-                items = value.elts if isinstance(value, ast.Tuple) else [value]
-                for param, item, output in zip(params, items, outputs):
+                items, rest = _spread(value)
+                pairs = list(zip(params, items, outputs))
+                if star and rest is not None and rest_out:  # (``body(i, *accs)``)
+                    pairs.append((star, self._bound_once(rest), rest_out[0]))
+                for param, item, output in pairs:
                     own = next((n for n in ast.walk(item)
                                 if isinstance(n, ast.Name) and n.id == param), None)
                     added = self._added(own, item) if own is not None else None
                     key = self.key(output)
-                    if added is not None and key is not None:
+                    if added is not None and key is not None and not isinstance(added, NUMBER):
                         found.append(Accumulate(key, item, function, added))
         return found
 
@@ -204,3 +220,12 @@ def _accumulator_named(name):
     counts = name.lstrip("_").startswith("get") or any(
         word in name for word in ("step", "count", "num", "size", "freq", "apply", "reset"))
     return "accum" in name and ("grad" in name or not counts)
+
+
+def _spread(value):
+    """``(items, rest)`` of what a loop body returns: ``[i + 1, loss] +
+    sums`` is ``([i + 1, loss], sums)``; a tuple or list is its items."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) \
+            and isinstance(value.left, (ast.List, ast.Tuple)):
+        return list(value.left.elts), value.right
+    return (list(value.elts) if isinstance(value, (ast.Tuple, ast.List)) else [value]), None

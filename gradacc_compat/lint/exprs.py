@@ -40,7 +40,10 @@ def outside_gradients(node):
 
 def is_division(node):
     """Whether ``node`` divides (``/``, ``tf.math.divide``, a mean), outside
-    the loss a gradient call differentiates."""
+    the loss a gradient call differentiates; not a count (``int(b / n)``,
+    a split's size)."""
+    if method(node) in ("int", "round", "ceil", "floor", "range", "len"):
+        return False
     for sub in outside_gradients(node):
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.Div, ast.FloorDiv)):
             return True
