@@ -119,6 +119,10 @@ class Index(Scopes, Accumulates):
                             return self.key(item)
                 elif isinstance(gen.target, ast.Name) and gen.target.id == name:
                     return self.key(source)
+                elif method(source) == "items" and isinstance(gen.target, ast.Tuple) \
+                        and len(gen.target.elts) == 2 and isinstance(gen.target.elts[1], ast.Name) \
+                        and gen.target.elts[1].id == name:
+                    return self.key(source)  # (``for name, acc in sums.items()``)
             if isinstance(up, FUNCTIONS) and not isinstance(up, ast.Lambda):
                 break
         return None
