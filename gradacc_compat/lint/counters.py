@@ -34,8 +34,14 @@ def own_iterations(index, report):
         calls = [n for n in ast.walk(cls) if isinstance(n, ast.Call)
                  and isinstance(n.func, ast.Attribute) and n.func.attr in supers
                  and isinstance(n.func.value, ast.Call) and method(n.func.value) == "super"]
-        hands = any(isinstance(n, ast.Assign) and dotted_name(n.value) == "self.iterations"
-                    for n in ast.walk(cls))  # (said where it hands the counter over)
+        # (said where it hands the counter over, or a count of cycles made
+        # from it: ``inner.iterations.assign((self.iterations - 1) // N)``)
+        hands = any((isinstance(n, ast.Assign) and dotted_name(n.value) == "self.iterations")
+                    or (method(n) == "assign" and isinstance(n.func, ast.Attribute)
+                        and (dotted_name(n.func.value) or "").endswith(".iterations")
+                        and dotted_name(n.func.value) != "self.iterations" and n.args
+                        and any(dotted_name(m) == "self.iterations" for m in ast.walk(n.args[0])))
+                    for n in ast.walk(cls))
         if not calls or hands or _advances_own(cls, ("assign_add",)):
             continue
         tests = [node for node in ast.walk(cls) if mod_parts(node)

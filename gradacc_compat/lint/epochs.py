@@ -212,9 +212,10 @@ def _of_class(index, receiver, cls):
     if isinstance(receiver, ast.Name) and receiver.id == "self":
         return inside is not None and inside.name in names
     if isinstance(receiver, ast.Name):  # (a parameter nothing in the file passes: maybe)
-        values = index.values_of(receiver.id, receiver)
+        values = [b for v, _ in index.values_of(receiver.id, receiver)
+                  for b in ((v.body, v.orelse) if isinstance(v, ast.IfExp) else (v,))]
         return not values or any(isinstance(v, ast.Call) and _of_class(index, v, cls)
-                                 for v, _ in values)
+                                 for v in values)  # (``m = base if n <= 1 else Accum(...)``)
     return isinstance(receiver, ast.Attribute)  # (``self.model``: maybe)
 
 
