@@ -18,10 +18,19 @@ __all__ = ["divides", "divided_at_add", "in_update_hook", "lr_compensated",
            "normalized_in_place", "on_every_path"]
 
 def divided_at_add(index, add):
-    """The gradient ``add`` adds is divided on its way in."""
+    """The gradient ``add`` adds is divided on its way in (or weighted:
+    ``g * self.accum_weight``, a fraction fed per micro-batch)."""
     return index.memo(("divides", id(add)), lambda: any(
         divides(index, e) for e in index.sources(add.value, add.value)[1])
-        or _divided_before(index, add) or _helper_divides(index, add))
+        or _divided_before(index, add) or _helper_divides(index, add) or _weighted(add.value))
+
+
+def _weighted(value):
+    """``g * w`` with ``w`` named as a weight or scale of its own."""
+    return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult) and any(
+        word in (dotted_name(side) or "").split(".")[-1].lower()
+        for side in (value.left, value.right)
+        for word in ("weight", "scale", "coef", "factor", "ratio", "frac"))
 
 
 def on_every_path(index, expr, at, depth=4):

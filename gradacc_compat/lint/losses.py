@@ -40,7 +40,8 @@ def _scaled_in(index, scope, by_n):
                   if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add))
     for node in nodes:
         test = (lambda e: divides_by_n(e, n_names(index))) if by_n else is_scaling
-        if isinstance(node, ast.Assign) \
+        if isinstance(node, ast.Assign) and not any(  # (``avg = epoch_loss / n``: a report)
+                dotted_name(n) in logged for n in ast.walk(node.value)) \
                 and _scaled_value(index, node.value, node, test, 0) and any(
                 _is_loss(t) and dotted_name(t) not in logged for t in node.targets):
             return True
