@@ -19,8 +19,8 @@ def gradients(x, y):
 
 
 def train_summed(dataset):
-    sums = [tf.zeros_like(v) for v in model.trainable_variables]  # <- GAC110
-    for step, (x, y) in enumerate(dataset):
+    sums = [tf.zeros_like(v) for v in model.trainable_variables]
+    for step, (x, y) in enumerate(dataset):  # <- GAC110
         sums = tf.nest.map_structure(lambda x, y: x + y, sums, gradients(x, y))
         if (step + 1) % accum_steps == 0:
             optimizer.apply_gradients(zip(sums, model.trainable_variables))  # <- GAC101
