@@ -101,13 +101,10 @@ class Accumulates(object):
         if value is None or target is None:
             return None
         expr = value
-        if isinstance(expr, ast.Name):
-            # (``s = g + acc; acc.assign(s)``; not ``m_t = b * m + ...``)
-            bound = [v for v, _ in self.values_of(expr.id, expr)]
-            if len(bound) == 1 and isinstance(bound[0], ast.BinOp) and isinstance(
-                    bound[0].op, ast.Add) and dotted_name(target) in (
-                    dotted_name(bound[0].left), dotted_name(bound[0].right)):
-                expr = bound[0]
+        bound = self._bound_once(expr)  # (``s = g + acc; acc.assign(s)``; not ``m_t = b * m``)
+        if isinstance(bound, ast.BinOp) and isinstance(bound.op, ast.Add) \
+                and dotted_name(target) in (dotted_name(bound.left), dotted_name(bound.right)):
+            expr = bound
         if method(expr) in ("list", "tuple") and len(expr.args) == 1 and isinstance(
                 expr.args[0], _LIST_COMPREHENSION + (ast.GeneratorExp,)):
             expr = expr.args[0]  # (``list(a + g for a, g in zip(accs, grads))``)

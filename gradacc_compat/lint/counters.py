@@ -190,7 +190,7 @@ def never_advanced(index, test, name):
     into a name, returned) may move it: not this."""
     if not name.startswith("self.") or name.count(".") != 1:
         return False
-    tree = next((up for up in index.ancestors(test) if isinstance(up, ast.ClassDef)), index.tree)
+    tree = index.class_of(test) or index.tree
     parents = dict((child, node) for node in ast.walk(tree) for child in ast.iter_child_nodes(node))
     made = False
     for node in ast.walk(tree):

@@ -128,7 +128,7 @@ def in_update_hook(index, apply):
     func = apply.node.func
     if not (isinstance(func, ast.Attribute) and method(func.value) == "super"):
         return False
-    cls = next((up for up in index.ancestors(apply.node) if isinstance(up, ast.ClassDef)), None)
+    cls = index.class_of(apply.node)
     for hook in (f for f in (cls.body if cls is not None else [])
                  if getattr(f, "name", None) in ("_resource_apply_dense", "_apply_dense")):
         grad = (parameter_names(hook)[1:2] or [None])[0]

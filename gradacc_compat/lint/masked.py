@@ -63,7 +63,7 @@ def gated_hooks(index, node):
     """The class around ``node`` updates in a ``_resource_apply_dense`` (or
     ``_apply_dense``) of its own that decides, by ``tf.cond``, whether to
     update at all: the zeros it is handed on other steps move nothing."""
-    cls = next((up for up in index.ancestors(node) if isinstance(up, ast.ClassDef)), None)
+    cls = index.class_of(node)
     return cls is not None and any(
         method(n) == "cond" for f in cls.body
         if getattr(f, "name", None) in ("_resource_apply_dense", "_apply_dense")

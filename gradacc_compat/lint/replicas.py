@@ -19,7 +19,7 @@ def built_outside_strategy(index, node):
     """The class around ``node`` is built in this file, and never under
     ``with <strategy>.scope():`` nor in a function called there (two
     calls deep): its ``train_step`` runs without replicas."""
-    cls = next((up for up in index.ancestors(node) if isinstance(up, ast.ClassDef)), None)
+    cls = index.class_of(node)
     if cls is None:
         return False
     builds = [c for c in index.calls if (dotted_name(c.func) or "").rsplit(".", 1)[-1] == cls.name]
