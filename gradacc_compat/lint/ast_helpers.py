@@ -5,8 +5,8 @@ from __future__ import absolute_import, division, print_function
 import ast
 import sys
 
-__all__ = ["FUNCTIONS", "NUMBER", "call_name", "dotted_name", "last", "method",
-           "names_in", "parameter_names", "self_named", "string_of", "targets", "walk"]
+__all__ = ["FUNCTIONS", "NUMBER", "call_name", "dotted_name", "last", "method", "names_in",
+           "parameter_names", "self_named", "string_of", "targets", "update_hooks", "walk"]
 
 _STRINGS = (str, type(u""))  # (Python 2: a unicode literal too)
 
@@ -47,6 +47,13 @@ def _optimizer(node):
     ``model.optimizer`` (not ``options``)."""
     name = (dotted_name(node) or "").rsplit(".", 1)[-1].lower().lstrip("_")
     return name.startswith("opt") and not name.startswith("option") or name.endswith("optimizer")
+
+
+def update_hooks(cls):
+    """The methods of class ``cls`` that an optimizer's apply runs for each
+    variable: its own ``_resource_apply_dense`` and ``_apply_dense``."""
+    return [f for f in getattr(cls, "body", [])
+            if getattr(f, "name", None) in ("_resource_apply_dense", "_apply_dense")]
 
 
 def parameter_names(function):

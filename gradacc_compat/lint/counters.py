@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
-from gradacc_compat.lint.exprs import divides_by_n, increment, mod_parts
+from gradacc_compat.lint.exprs import divides_by_n, increment, mod_parts, number
 
 __all__ = ["aliased_iterations", "decayed_lr", "never_advanced", "own_iterations",
            "step_counter"]
@@ -44,9 +44,9 @@ def own_iterations(index, report):
                     for n in ast.walk(cls))
         if not calls or hands or _advances_own(cls, ("assign_add",)):
             continue
-        tests = [node for node in ast.walk(cls) if mod_parts(node)
-                 and _reads_iterations(mod_parts(node)[0]) and divides_by_n(ast.BinOp(
-                     left=mod_parts(node)[0], op=ast.Div(), right=mod_parts(node)[1]))]
+        tests = [node for node, parts in ((n, mod_parts(n)) for n in ast.walk(cls))
+                 if parts and _reads_iterations(parts[0])
+                 and divides_by_n(ast.BinOp(left=parts[0], op=ast.Div(), right=parts[1]))]
         # (one finding per class: at the test beside the parent's update, where one is)
         near = [t for t in tests if any(index.function_of(t) is index.function_of(c)
                                         for c in calls)]
@@ -191,7 +191,7 @@ def never_advanced(index, test, name):
     if not name.startswith("self.") or name.count(".") != 1:
         return False
     tree = index.class_of(test) or index.tree
-    parents = dict((child, node) for node in ast.walk(tree) for child in ast.iter_child_nodes(node))
+    parents = index.parents
     made = False
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Attribute) and dotted_name(node) == name):
@@ -217,5 +217,4 @@ def _zero(value):
     while isinstance(value, ast.Call) and method(value) in ("Variable", "constant", "cast") \
             and value.args:
         value = value.args[0]
-    return (isinstance(value, NUMBER) and getattr(value, "n", getattr(value, "value", None)) == 0) \
-        or method(value) in ("zeros_like", "zeros")
+    return number(value) == 0 or method(value) in ("zeros_like", "zeros")

@@ -10,7 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method, parameter_names, string_of
+from gradacc_compat.lint.ast_helpers import (dotted_name, method, parameter_names, string_of,
+                                              update_hooks)
 from gradacc_compat.lint.exprs import divides_by_n, is_division, loads, n_names
 from gradacc_compat.lint.accumulates import HELPER_ADDS, HELPER_READS
 
@@ -128,9 +129,7 @@ def in_update_hook(index, apply):
     func = apply.node.func
     if not (isinstance(func, ast.Attribute) and method(func.value) == "super"):
         return False
-    cls = index.class_of(apply.node)
-    for hook in (f for f in (cls.body if cls is not None else [])
-                 if getattr(f, "name", None) in ("_resource_apply_dense", "_apply_dense")):
+    for hook in update_hooks(index.class_of(apply.node)):
         grad = (parameter_names(hook)[1:2] or [None])[0]
         if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)
                and dotted_name(n.left) == grad for n in ast.walk(hook)):

@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, string_of
-from gradacc_compat.lint.exprs import number
+from gradacc_compat.lint.exprs import compared_to_zero, number
 
 __all__ = ["applied_alone"]
 
@@ -80,13 +80,8 @@ def _counter(index, methods, node, depth=2):
 
 def _tests_zero(index, methods, test, counter):
     """``tf.equal(<counter>, 0)`` or ``<counter> == 0``."""
-    if method(test) == "equal" and len(test.args) == 2:
-        left, right = test.args
-    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-        left, right = test.left, test.comparators[0]
-    else:
-        return False
-    return number(right) == 0 and _counter(index, methods, left) == counter
+    left = compared_to_zero(test)
+    return left is not None and _counter(index, methods, left) == counter
 
 
 def _plus_one_mod(value):

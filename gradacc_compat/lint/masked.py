@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, method, update_hooks
 from gradacc_compat.lint.branches import branch_function, cond_branches
 from gradacc_compat.lint.exprs import is_division, modulo_tested, reads_modulo
 
@@ -63,11 +63,8 @@ def gated_hooks(index, node):
     """The class around ``node`` updates in a ``_resource_apply_dense`` (or
     ``_apply_dense``) of its own that decides, by ``tf.cond``, whether to
     update at all: the zeros it is handed on other steps move nothing."""
-    cls = index.class_of(node)
-    return cls is not None and any(
-        method(n) == "cond" for f in cls.body
-        if getattr(f, "name", None) in ("_resource_apply_dense", "_apply_dense")
-        for n in ast.walk(f))
+    return any(method(n) == "cond" for f in update_hooks(index.class_of(node))
+               for n in ast.walk(f))
 
 
 def _sparse_path(index, node):
