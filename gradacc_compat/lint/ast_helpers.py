@@ -6,7 +6,8 @@ import ast
 import sys
 
 __all__ = ["FUNCTIONS", "NUMBER", "call_name", "dotted_name", "last", "method", "names_in",
-           "parameter_names", "self_named", "string_of", "targets", "update_hooks", "walk"]
+           "parameter_names", "self_named", "string_of", "targets", "update_hooks", "walk",
+           "with_contexts"]
 
 _STRINGS = (str, type(u""))  # (Python 2: a unicode literal too)
 
@@ -54,6 +55,14 @@ def update_hooks(cls):
     variable: its own ``_resource_apply_dense`` and ``_apply_dense``."""
     return [f for f in getattr(cls, "body", [])
             if getattr(f, "name", None) in ("_resource_apply_dense", "_apply_dense")]
+
+
+def with_contexts(node):
+    """The context expressions of a ``with`` statement (Python 3's
+    ``items``, Python 2's single ``context_expr``); none for other nodes."""
+    if not isinstance(node, ast.With):
+        return []
+    return [item.context_expr for item in getattr(node, "items", [node])]
 
 
 def parameter_names(function):

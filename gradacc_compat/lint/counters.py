@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, with_contexts
 from gradacc_compat.lint.exprs import divides_by_n, increment, mod_parts, number
 
 __all__ = ["aliased_iterations", "decayed_lr", "never_advanced", "own_iterations",
@@ -162,8 +162,8 @@ def _with_apply(index, node):
     bound = set(dotted_name(t) for a in index.applies
                 for t in getattr(index.parents.get(a.node), "targets", ()))
     for up in index.ancestors(node):
-        parts = list(up.args) if isinstance(up, ast.Call) and method(up) == "group" else \
-            [i.context_expr for i in getattr(up, "items", [])] if isinstance(up, ast.With) else []
+        parts = list(up.args) if isinstance(up, ast.Call) and method(up) == "group" \
+            else with_contexts(up)
         if any(id(n) in applies or (isinstance(n, ast.Name) and n.id in bound)
                for p in parts for n in ast.walk(p)):
             return True

@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method, parameter_names
+from gradacc_compat.lint.ast_helpers import dotted_name, method, parameter_names, with_contexts
 from gradacc_compat.lint.exprs import modulo_tested, number
 
 __all__ = ["get_updates"]
@@ -119,7 +119,7 @@ def _advanced_first(index, scope, counter=_COUNTER):
     return set(n for n in ast.walk(scope) if isinstance(n, ast.With) and any(
         isinstance(c, ast.Call) and method(c) == "assign_add"
         and isinstance(c.func, ast.Attribute) and dotted_name(c.func.value) == counter
-        for item in getattr(n, "items", [n]) for c in ast.walk(item.context_expr)))
+        for context in with_contexts(n) for c in ast.walk(context)))
 
 
 def _modulo_test(node, counters):

@@ -8,9 +8,8 @@ Standard library only: ``lint`` runs without TensorFlow.
 """
 from __future__ import absolute_import, division, print_function
 
-import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, with_contexts
 
 __all__ = ["built_outside_strategy"]
 
@@ -28,8 +27,7 @@ def built_outside_strategy(index, node):
 
 def _under_scope(index, node, hops):
     for up in index.ancestors(node):
-        if isinstance(up, ast.With) and any(
-                method(item.context_expr) == "scope" for item in getattr(up, "items", [up])):
+        if any(method(context) == "scope" for context in with_contexts(up)):
             return True
     function = index.function_of(node)
     return hops > 0 and function is not None and any(
