@@ -33,7 +33,12 @@ def _expected(source):
     return found
 
 
-def _score():
+#: The markers lint still misses, each kept in the table and counted: a miss
+#: outside this list, or any finding on an unmarked line, is a regression.
+KNOWN_MISSES = set([("gat_floor_division_epochs.py", 8, "GAC110")])
+
+
+def _score(misses=None, false=None):
     per_code = {}
     for name, source in _cases():
         expected = _expected(source)
@@ -44,8 +49,12 @@ def _score():
                 counts["tp"] += 1
             elif (line, code) in found:
                 counts["fp"] += 1
+                if false is not None:
+                    false.add((name, line, code))
             else:
                 counts["fn"] += 1
+                if misses is not None:
+                    misses.add((name, line, code))
     return per_code
 
 
@@ -55,6 +64,13 @@ def test_each_case_names_its_model_and_parses():
     for name, source in cases:
         assert source.startswith("# Modelled on "), name
         lint.lint_source(source, name)  # parses on this Python, raises nothing
+
+
+def test_no_case_gets_a_false_finding_nor_a_new_miss():
+    misses, false = set(), set()
+    _score(misses, false)
+    assert not false, sorted(false)
+    assert misses <= KNOWN_MISSES, sorted(misses - KNOWN_MISSES)
 
 
 def test_precision_and_recall_over_the_cases():
