@@ -71,10 +71,10 @@ def _counter(index, methods, node, depth=2):
         found = [_counter(index, methods, r, depth - 1) for r in returns]
         return next((f for f in found if f), None)
     if isinstance(node, ast.Name) and depth:
-        function = index.function_of(node)
-        values = [a.value for a in ast.walk(function) if isinstance(a, ast.Assign)
-                  and any(dotted_name(t) == node.id for t in a.targets)] if function else []
-        return _counter(index, methods, values[0], depth - 1) if len(values) == 1 else None
+        # (values_of also sees through a getter: its call and what it returns)
+        found = set(_counter(index, methods, value, depth - 1)
+                    for value, _ in index.values_of(node.id, node)) - set([None])
+        return found.pop() if len(found) == 1 else None
     return None
 
 
