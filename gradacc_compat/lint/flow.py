@@ -46,7 +46,10 @@ class Index(Scopes, Accumulates):
     # ---------------------------------------------------------------- keys
     def key(self, node):
         """The accumulator key of an expression that names one (``acc``,
-        ``acc[i]``, ``self.acc``, ``self.acc[i]``), or None."""
+        ``acc[i]``, ``self.acc``, ``self.acc[i]``, and ``acc[i].assign_add``,
+        whose call returns the updated ``acc[i]``), or None."""
+        if isinstance(node, ast.Attribute) and node.attr == "assign_add":
+            node = node.value
         while isinstance(node, ast.Subscript):
             node = node.value
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (

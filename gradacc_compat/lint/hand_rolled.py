@@ -13,7 +13,8 @@ from gradacc_compat.lint import (divisions, flow, losses, masked, micro_steps, p
                                  replicas, schedule, session_runs)
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
-from gradacc_compat.lint.exprs import accumulation, divides_by_n, n_names, no_accumulation
+from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, n_names,
+                                       no_accumulation)
 
 __all__ = ["check"]
 
@@ -304,8 +305,8 @@ def _over_variables(loop):
     """A loop over the model's variables or their gradients (one pass per
     variable), not over micro-batches."""
     source = getattr(loop, "iter", None)
-    if source is None:
-        return False
+    if source is None or any(method(n) in GRADIENT_CALLS for s in loop.body for n in ast.walk(s)):
+        return False  # (a loop that differentiates in its body walks micro-batches)
     if any(isinstance(n, ast.Call) and method(n) == "len" for n in ast.walk(source)):
         return True
     words = " ".join(dotted_name(n) or "" for n in ast.walk(source)).lower()
