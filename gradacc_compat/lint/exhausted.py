@@ -12,14 +12,65 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
 from gradacc_compat.lint.branches import branch_function
 from gradacc_compat.lint.scopes import RUNS
 
-__all__ = ["ran_out"]
+__all__ = ["endless", "ran_out"]
 
 _ENDS = ("StopIteration", "OutOfRangeError")
 _SETTLES = ("apply_gradients", "minimize", "reset", "flush", "zero_grad", "assign")
+
+
+def endless(index, loop):
+    """``for batch in dataset`` over a dataset repeated without a count:
+    ``.repeat()`` where the loop's source is made, or in the function of
+    this file that makes it (``dataset, n = input_fn(..., is_train=True)``;
+    not when the call switches that ``repeat()`` off). The loop never ends,
+    so no last partial cycle is lost when it does."""
+    source = getattr(loop, "iter", None)
+    if source is None:
+        return False
+    made = [source] + [value for name in ast.walk(source) if isinstance(name, ast.Name)
+                       for value, _ in index.values_of(name.id, loop)]
+    for call in (c for e in made for c in ast.walk(e) if isinstance(c, ast.Call)):
+        maker = index.callee(call)
+        if _repeats(call) or maker is not None and any(
+                _repeats(c) and not _switched_off(index, c, maker, call) for c in ast.walk(maker)):
+            return True
+    return False
+
+
+def _repeats(call):
+    return method(call) == "repeat" and not (call.args or call.keywords)
+
+
+def _switched_off(index, node, maker, call):
+    """``node`` sits in the body of ``if <parameter>:`` in ``maker``, and
+    ``call`` passes that parameter a false literal (or leaves a false
+    default): ``input_fn(..., is_train=False)``."""
+    params = parameter_names(maker)
+    params = params[1:] if params[:1] == ["self"] else params
+    passed = dict(zip(params[len(params) - len(maker.args.defaults):], maker.args.defaults))
+    passed.update(zip(params, call.args))
+    passed.update((k.arg, k.value) for k in call.keywords if k.arg)
+    child = node
+    for up in index.ancestors(node):
+        if up is maker:
+            break
+        if isinstance(up, ast.If) and any(child is s for s in up.body) \
+                and getattr(up.test, "id", None) in passed and _false(passed[up.test.id]):
+            return True
+        child = up
+    return False
+
+
+def _false(node):
+    """The literal ``False``, ``None`` or ``0`` (Python 2: the names)."""
+    if isinstance(node, ast.Name):
+        return node.id in ("False", "None")
+    return type(node).__name__ in ("Constant", "NameConstant", "Num") and not getattr(
+        node, "value", getattr(node, "n", True))
 
 
 def ran_out(index, report):

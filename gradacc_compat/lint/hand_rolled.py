@@ -9,8 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (divisions, flow, losses, masked, micro_steps, parameters,
-                                 replicas, schedule, session_runs)
+from gradacc_compat.lint import (divisions, exhausted, flow, losses, masked, micro_steps,
+                                 parameters, replicas, schedule, session_runs)
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, n_names,
@@ -245,7 +245,8 @@ class _Checks(object):
                  and getattr(t, "id", None) not in ("True", "False")  # (Python 2)
                  and loop is not None and any(up is loop for up in index.ancestors(t))]
         if loop is None or isinstance(function, (type(None), ast.Lambda)) or not tests \
-                or ("GAC110", loop.lineno) in reported or index.loop_of(loop) is not None:
+                or ("GAC110", loop.lineno) in reported or index.loop_of(loop) is not None \
+                or exhausted.endless(index, loop):
             return  # (``while True:`` is no condition; a loop in a loop: ``epochs``)
         local = [k for k in keys if k[0] == "name" and k[1] == id(function)]
         if local and not all(self._same_pass(a, loop) or any(
