@@ -232,6 +232,15 @@ def _strategy_reduce(node):
         or any("ReduceOp" in (dotted_name(a) or "") for a in node.args[:1]))
 
 
+def _barrier(node):
+    """A reduction of values made on the spot, that read nothing of the
+    program (``hvd.allreduce(tf.random_normal([1]))``, ``tf.constant(0)``):
+    a barrier that syncs the workers, no gradient."""
+    return bool(node.args) and all(
+        (dotted_name(n) or "").split(".")[0] in ("tf", "np", "numpy", "hvd")
+        for a in node.args for n in loads(a))
+
+
 def _reductions(index, scope):
     """``[(node, what)]``: the unconditional reductions of gradients in
     ``scope`` (not of a loss), Horovod's tape, and compute_gradients of a
@@ -245,7 +254,9 @@ def _reductions(index, scope):
         if (method(node) in _REDUCES or _strategy_reduce(node)) and "." in name \
                 and not _cycle_guarded(index, node):
             words = " ".join(dotted_name(n) or "" for a in node.args for n in ast.walk(a))
-            if "loss" not in words.lower():
+            if "loss" not in words.lower() and not _barrier(node) and not any(
+                    index.sources(a, node)[0] & index.accumulators for a in node.args):
+                # (a reduction of the sums runs once per cycle)
                 found.append((node, "`%s`" % name))
         elif method(node) == "DistributedGradientTape":
             found.append((node, "`%s`" % name))
