@@ -90,7 +90,12 @@ def _traced_functions(tree):
     """The traced functions (see ``_traced``) and the methods they call as
     ``self.name(...)``, in their class (a ``train_step`` that hands the
     batch to ``self.acc_train_step``), to a fixed point."""
-    traced = set(id(f) for f in ast.walk(tree) if isinstance(f, FUNCTIONS) and _traced(f))
+    plain = set(id(f) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) and all(
+        dotted_name(b) == "object" for b in cls.bases) for f in cls.body)
+    traced = set(id(f) for f in ast.walk(tree) if isinstance(f, FUNCTIONS) and _traced(f)
+                 and not (id(f) in plain and f.name == "train_step" and not f.decorator_list))
+    # (``fit`` traces the ``train_step`` of a Keras model; one of a class
+    # of its own, ``class Trainer:`` or ``(object)``, runs as it is called)
     for cls in ast.walk(tree):
         if not isinstance(cls, ast.ClassDef):
             continue
