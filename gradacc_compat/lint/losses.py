@@ -25,7 +25,9 @@ def scaled(index, add, by_n=False):
 
 
 def _scaled_in(index, scope, by_n):
+    far = set() if scope is not None else _far_from_gradients(index)
     nodes = list(ast.walk(scope if scope is not None else index.tree))
+    nodes = [n for n in nodes if not any(id(up) in far for up in index.ancestors(n))]
     # (a loss named so and not only reported: ``mean_loss = total / k``
     # for a progress bar is no scaling; unread names count, the loss may
     # reach the gradient through a call of another function)
@@ -58,6 +60,27 @@ def _scaled_in(index, scope, by_n):
                         for n in ast.walk(kw.value)):
                     return True
     return False
+
+
+def _far_from_gradients(index):
+    """The module's functions no gradient is taken near: none in them, in
+    the functions they call or in those that call them, and never handed
+    on by name (a loss function given to ``compile``). A loss scaled there
+    (``(1/N) * np.sum(...)`` in a NumPy reference) is not the one the
+    accumulation differentiates."""
+    def differentiates(f):
+        return any(method(n) in GRADIENT_CALLS + ("GradientTape",) for n in ast.walk(f))
+    defs = [f for f in index.functions if isinstance(f, ast.FunctionDef)
+            and not isinstance(index.parents.get(f), ast.ClassDef)]
+    near = set(id(f) for f in defs if differentiates(f))
+    for f in defs:
+        callers = [index.function_of(c) for c in index.callers(f)]
+        callees = [index.callee(c) for c in ast.walk(f) if isinstance(c, ast.Call)]
+        if any(g is not None and id(g) in near for g in callers + callees):
+            near.add(id(f))
+    named = set(n.id for n in ast.walk(index.tree) if isinstance(n, ast.Name)
+                and not isinstance(index.parents.get(n), ast.Call))
+    return set(id(f) for f in defs if id(f) not in near and f.name not in named)
 
 
 def _scaled_value(index, expr, at, scaled, depth):
