@@ -14,15 +14,16 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.scopes import LOOPS, RUNS
-from gradacc_compat.lint.exprs import mod_parts, number
+from gradacc_compat.lint.exprs import last_batch, mod_parts, number
 
 __all__ = ["carried_cycles"]
 
 
 def carried_cycles(index, report):
     applying = _applying(index)
-    if not applying:
-        return
+    if not applying and not any(index.function_of(a.node) is None and a.keys & index.accumulators
+                                for a in index.applies):
+        return  # (a script's top level may apply too: its loops are read below)
     gated = set(f for f, is_gated in applying.items() if is_gated)
     for outer in (n for n in ast.walk(index.tree) if isinstance(n, ast.For) and _epochs(n)):
         for inner in (n for n in ast.walk(outer) if isinstance(n, LOOPS)
@@ -84,11 +85,11 @@ def _cycles_in(index, inner, applying, gated):
             continue  # (nothing outlives the call: a loss there is the callee's own)
         if callee is not None and id(callee) in gated:
             return _label(index, callee)
-        is_apply = callee is not None and id(callee) in applying
-        is_apply = is_apply or any(a.node is node and a.keys & index.accumulators
-                                   for a in index.applies)
-        if is_apply and _conditional(index, node, inner):
-            return _label(index, callee or index.function_of(node))
+        here = [k[-1] for a in index.applies if a.node is node
+                for k in a.keys & index.accumulators]
+        if (here or callee is not None and id(callee) in applying) \
+                and _conditional(index, node, inner):
+            return min(here) if here else _label(index, callee)
     return None
 
 
@@ -111,12 +112,13 @@ def _sums_made_per_call(index, function):
 
 
 def _conditional(index, node, loop):
-    """Under an ``if`` of the loop, or after an ``if ...: continue`` in it."""
+    """Under an ``if`` of the loop (not one that also applies at the
+    epoch's last batch), or after an ``if ...: continue`` in it."""
     for up in index.ancestors(node):
         if up is loop:
             break
         if isinstance(up, ast.If):
-            return True
+            return not last_batch(up.test)
     statement = [s for s in loop.body if s is node or any(s is a for a in index.ancestors(node))]
     before = loop.body[:loop.body.index(statement[0])] if statement else []
     return any(isinstance(s, ast.If) and any(isinstance(b, ast.Continue) for b in s.body)

@@ -11,8 +11,8 @@ import ast
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
-           "counter_name", "divides_by_n", "increment", "is_division", "is_scaling", "loads",
-           "mod_parts", "modulo_tested", "n_names", "no_accumulation", "number",
+           "counter_name", "divides_by_n", "increment", "is_division", "is_scaling", "last_batch",
+           "loads", "mod_parts", "modulo_tested", "n_names", "no_accumulation", "number",
            "outside_gradients", "reads_modulo"]
 
 #: Calls whose function arguments run conditionally (branches).
@@ -205,6 +205,26 @@ def divides_by_n(node, names=()):
                 ("get_averaged_", "get_average_", "get_mean_")):
             return True  # (a helper's sums read as their mean: ``acc.get_averaged_gradients()``)
     return False
+
+
+def last_batch(test):
+    """An ``or`` whose one side tests for the epoch's last batch:
+    ``(step + 1) % N == 0 or step + 1 == len(dataset)`` (``steps_per_epoch``,
+    ``num_batches``): the partial cycle is applied there, at the epoch's
+    end."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
+        return False
+    for part in test.values:
+        if isinstance(part, ast.Compare) and any(isinstance(o, (ast.Eq, ast.GtE))
+                                                 for o in part.ops):
+            words = " ".join((dotted_name(n) or "") + " " + (dotted_name(getattr(n, "func", None))
+                                                             or "") for n in ast.walk(part))
+            if any(w in words.lower() for w in _LAST_WORDS):
+                return True
+    return False
+
+
+_LAST_WORDS = ("len", "per_epoch", "num_batches", "n_batches", "total_batches", "last")
 
 
 def no_accumulation(test):
