@@ -12,8 +12,8 @@ from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
            "counter_name", "divides_by_n", "increment", "is_division", "is_scaling", "last_batch",
-           "loads", "mod_parts", "modulo_tested", "n_names", "no_accumulation", "number",
-           "outside_gradients", "reads_modulo"]
+           "loads", "mean_of_terms", "mod_parts", "modulo_tested", "n_names", "no_accumulation",
+           "number", "outside_gradients", "reads_modulo"]
 
 #: Calls whose function arguments run conditionally (branches).
 CONDS = ("cond", "smart_cond", "case", "switch", "where")
@@ -61,6 +61,20 @@ def is_scaling(node):
         if isinstance(sub, ast.Call) and method(sub) in _DIVIDES[:5]:
             return True
     return False
+
+
+def mean_of_terms(node):
+    """``(loss_1_2 + loss_2_1) / 2``: the mean of a loss's k terms, divided
+    by the literal k; no scaling by 1/N."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) \
+        and _terms(node.left) == number(node.right) > 1
+
+
+def _terms(node):
+    """How many terms ``a + b + c`` adds (1 for anything else)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _terms(node.left) + _terms(node.right)
+    return 1
 
 
 def loads(node, settings=True):

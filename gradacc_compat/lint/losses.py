@@ -10,7 +10,8 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
-from gradacc_compat.lint.exprs import GRADIENT_CALLS, divides_by_n, is_scaling, n_names
+from gradacc_compat.lint.exprs import (GRADIENT_CALLS, divides_by_n, is_scaling, mean_of_terms,
+                                       n_names)
 
 __all__ = ["scaled", "summed"]
 
@@ -91,7 +92,7 @@ def _scaled_value(index, expr, at, scaled, depth):
     if isinstance(expr, ast.BinOp):
         quotient = ast.BinOp(left=ast.Name(id="_", ctx=ast.Load()), op=ast.Div(),
                              right=expr.right)  # (by what it divides, not what)
-        return (isinstance(expr.op, ast.Div) and scaled(quotient)) or any(
+        return (isinstance(expr.op, ast.Div) and scaled(quotient) and not mean_of_terms(expr)) or any(
             _scaled_value(index, side, at, scaled, depth) for side in (expr.left, expr.right))
     if isinstance(expr, ast.Call):
         return scaled(expr) and method(expr) in ("divide", "truediv", "div", "multiply")
