@@ -40,10 +40,10 @@ def on_every_path(index, expr, at, depth=4):
     [s / N ...]`` then the apply of ``sums`` leaves the other path
     undivided). ``grads = f(grads)`` rebinding one name is no hop."""
     return index.memo(("every path", id(expr), id(at), depth),
-                      lambda: _on_every_path(index, expr, at, depth, None))
+                      lambda: _on_every_path(index, expr, at, depth, None, frozenset()))
 
 
-def _on_every_path(index, expr, at, depth, bound):
+def _on_every_path(index, expr, at, depth, bound, walking):
     if divides(index, expr):
         return True
     if depth <= 0:
@@ -61,9 +61,12 @@ def _on_every_path(index, expr, at, depth, bound):
             isinstance(v, ast.Call) and index.callee(v) is not None and any(
                 index.function_of(other) is index.callee(v) for _, other in values))]
         left = depth if load.id == bound else depth - 1
-        divided = [index.memo(("every path", id(v), id(node), left, load.id),
-                              lambda v=v, node=node: _on_every_path(index, v, node, left, load.id))
-                   for v, node in values]
+        # (a binding met again on the walk, ``sums = [s + g ...]`` read in
+        # its own loop, adds no path: the others decide)
+        divided = [key in walking or index.memo(
+            ("every path",) + key + (load.id,), lambda v=v, node=node, key=key: _on_every_path(
+                index, v, node, left, load.id, walking | frozenset([key])))
+            for v, node, key in ((v, node, (id(v), id(node), left)) for v, node in values)]
         # (what is appended to one list, ``pairs.append((g / N, v))`` and
         # ``pairs.append((None, v))`` for a missing gradient, is one path)
         appended = [d for d, (_, node) in zip(divided, values)
