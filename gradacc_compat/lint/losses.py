@@ -96,6 +96,8 @@ def _scaled_value(index, expr, at, scaled, depth):
             _scaled_value(index, side, at, scaled, depth) for side in (expr.left, expr.right))
     if isinstance(expr, ast.Call):
         return scaled(expr) and method(expr) in ("divide", "truediv", "div", "multiply")
+    if isinstance(expr, ast.UnaryOp):  # (``loss = -elbo``)
+        return _scaled_value(index, expr.operand, at, scaled, depth)
     if isinstance(expr, ast.Name) and depth > 0:
         return any(_scaled_value(index, value, node, scaled, depth - 1)
                    for value, node in index.values_of(expr.id, at))
