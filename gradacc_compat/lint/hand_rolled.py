@@ -134,6 +134,7 @@ class _Checks(object):
                     self.report(node, "GAC109", reason)
                 break
         conds = [test for kind, test in guards if kind == "cond"]
+        conds = [c for c in conds if not replicas.in_cross_replica(index, c)]
         if conds and self.distributed and not replicas.built_outside_strategy(index, apply.node):
             call = index.parents.get(conds[0])
             self.report(call if isinstance(call, ast.Call) else apply.node, "GAC111",

@@ -8,10 +8,11 @@ Standard library only: ``lint`` runs without TensorFlow.
 """
 from __future__ import absolute_import, division, print_function
 
+import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method, with_contexts
 
-__all__ = ["built_outside_strategy"]
+__all__ = ["built_outside_strategy", "in_cross_replica"]
 
 
 def built_outside_strategy(index, node):
@@ -32,3 +33,16 @@ def _under_scope(index, node, hops):
     function = index.function_of(node)
     return hops > 0 and function is not None and any(
         _under_scope(index, call, hops - 1) for call in index.callers(function))
+
+
+def in_cross_replica(index, node):
+    """``node`` is in a function handed to ``merge_call`` (or in one
+    nested there): it runs in cross-replica context, where a ``tf.cond``
+    around ``call_for_each_replica(apply)`` is how the apply is gated."""
+    for up in index.ancestors(node):
+        name = getattr(up, "name", None)
+        if name and isinstance(up, ast.FunctionDef) and any(
+                method(c) == "merge_call" and c.args and dotted_name(c.args[0]) == name
+                for c in index.calls):
+            return True
+    return False
