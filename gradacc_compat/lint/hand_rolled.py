@@ -9,8 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (divisions, exhausted, flow, losses, masked, micro_steps,
-                                 parameters, replicas, schedule, session_runs)
+from gradacc_compat.lint import (divisions, exhausted, flow, identity, losses, masked,
+                                 micro_steps, parameters, replicas, schedule, session_runs)
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, n_names,
@@ -126,7 +126,7 @@ class _Checks(object):
                 continue
             # (a test in a function that calls the apply's is read where that
             # call is: ``for i, _ in enumerate(...)`` around ``if i % N == 0``)
-            why = self.irregular.why(test, apply)
+            why = identity.with_new_object(test) or self.irregular.why(test, apply)
             sites = [] if index.function_of(test) is apply.function else \
                 self.irregular.sites(apply)
             if why or sites:
@@ -154,7 +154,8 @@ class _Checks(object):
                     index.loop_of(r) is loop and r.lineno <= run.lineno for r in accum_runs):
                 self.report(run, "GAC102", label(adds[0]), "")
             here = flow.Apply(run, index.function_of(run), apply.keys, apply.chain)
-            why = next((w for w in (self.irregular.why(t, here) for t in tests) if w), None)
+            why = next((w for w in (identity.with_new_object(t) or self.irregular.why(t, here)
+                                    for t in tests) if w), None)
             if why:
                 self.report(run, "GAC109", why)
 
