@@ -9,8 +9,9 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (divisions, exhausted, flow, identity, losses, masked,
-                                 micro_steps, parameters, replicas, schedule, session_runs)
+from gradacc_compat.lint import (applies_counted, divisions, exhausted, flow, identity, losses,
+                                 masked, micro_steps, parameters, replicas, schedule,
+                                 session_runs)
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, n_names,
@@ -126,7 +127,8 @@ class _Checks(object):
                 continue
             # (a test in a function that calls the apply's is read where that
             # call is: ``for i, _ in enumerate(...)`` around ``if i % N == 0``)
-            why = identity.with_new_object(test) or self.irregular.why(test, apply)
+            why = identity.with_new_object(test) or applies_counted.waits_on_itself(
+                index, test, apply) or self.irregular.why(test, apply)
             sites = [] if index.function_of(test) is apply.function else \
                 self.irregular.sites(apply)
             if why or sites:
