@@ -55,6 +55,16 @@ def _on_every_path(index, expr, at, depth, bound, walking):
         if not isinstance(load, ast.Name):
             continue
         values = [(v, node) for v, node in index.values_of(load.id, at) if not _empty(v)]
+        # (``grads = self._clip(grads)`` of grads divided on every path: the
+        # helper hands back what it was given, clipped; what its other
+        # callers hand it is theirs)
+        passed = [index.callee(v) for v, _ in values if isinstance(v, ast.Call)
+                  and index.callee(v) is not None and v.args
+                  and _on_every_path(index, v.args[0], v, depth - 1, None, walking)]
+        values = [(v, node) for v, node in values
+                  if not any(index.function_of(node) is f or index.callee(v) is f for f in passed)]
+        if passed and not values:
+            return True
         # (``loss, grads = helper(x)``: the path is what the helper returns
         # there, not the call)
         values = [(v, node) for v, node in values if not (

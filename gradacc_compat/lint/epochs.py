@@ -222,6 +222,22 @@ def _of_class(index, receiver, cls):
 
 
 def _flushed_on_epoch_end(index):
-    """A callback's ``on_epoch_end`` (or ``on_train_end``) in the file."""
-    return any(getattr(f, "name", None) in ("on_epoch_end", "on_train_end")
-               for f in index.functions)
+    """A callback's ``on_epoch_end`` (or ``on_train_end``) in the file, or
+    a model's ``reset_metrics`` (``fit`` calls it as each epoch begins)
+    that calls a method which applies."""
+    return any(getattr(f, "name", None) in ("on_epoch_end", "on_train_end") or (
+        getattr(f, "name", None) == "reset_metrics" and _reaches_apply(index, f, 3))
+        for f in index.functions)
+
+
+def _reaches_apply(index, function, hops):
+    """``function`` applies, or calls (or hands to ``tf.cond``) a method of
+    its class that does, ``hops`` deep."""
+    if any(index.function_of(a.node) is function for a in index.applies):
+        return True
+    cls = index.class_of(function)
+    methods = dict((f.name, f) for f in getattr(cls, "body", []) if isinstance(f, ast.FunctionDef))
+    named = set(n.attr for n in ast.walk(function) if isinstance(n, ast.Attribute)
+                and dotted_name(n.value) == "self")
+    return hops > 0 and any(_reaches_apply(index, methods[name], hops - 1)
+                            for name in named if name in methods)

@@ -209,6 +209,20 @@ class Index(Scopes, Accumulates):
         return [pair for pair in self.values_of(name, top)
                 if all(pair[1] is not node for _, node in found)]
 
+    def _returned_apart(self, node, around):
+        """``node`` is in the body of an ``if`` that ends in ``return``, and
+        the place it is read (whose ancestors are ``around``) is not: ``if
+        accum_steps == 1: grads = clip(grads); ...; return`` binds nothing
+        the accumulation after it reads."""
+        child = node
+        for up in self.ancestors(node):
+            if isinstance(up, FUNCTIONS) or id(up) in around:
+                return False
+            if isinstance(up, ast.If) and any(child is s for s in up.body) and _returns(up.body):
+                return True
+            child = up
+        return False
+
     def values_of(self, name, at):
         """``[(expression, node)]`` that bind ``name`` as seen at ``at``."""
         found = []
@@ -226,7 +240,8 @@ class Index(Scopes, Accumulates):
         assigned = self.assignments(binder)
         around = set(id(up) for up in self.ancestors(at)) | set([id(at)])
         before = sorted([(value, node) for value, node in assigned.get(name, ())
-                         if node.lineno <= at.lineno and id(node) not in around],
+                         if node.lineno <= at.lineno and id(node) not in around
+                         and not self._returned_apart(node, around)],
                         key=lambda pair: pair[1].lineno)
         seen = [pair for pair in reversed(before) if not self.exclusive(pair[1], at)][:1]
         if seen:  # the last binding before, and those in the other branch of an if
@@ -255,6 +270,10 @@ class Index(Scopes, Accumulates):
                     found.extend((k.value, call) for k in call.keywords if k.arg == name)
                 found.extend(self.handed_args(binder, name, position))
         return found
+
+
+def _returns(body):
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
 def _helper_getter(name):
