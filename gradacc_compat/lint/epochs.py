@@ -86,7 +86,8 @@ def _cycles_in(index, inner, applying, gated):
         if callee is not None and id(callee) in gated:
             return _label(index, callee)
         here = [k[-1] for a in index.applies if a.node is node
-                for k in a.keys & index.accumulators]
+                for k in a.keys & index.accumulators
+                if not index.made_each_pass(inner, k, node)]
         if (here or callee is not None and id(callee) in applying) \
                 and _conditional(index, node, inner):
             return min(here) if here else _label(index, callee)

@@ -209,6 +209,22 @@ class Index(Scopes, Accumulates):
         return [pair for pair in self.values_of(name, top)
                 if all(pair[1] is not node for _, node in found)]
 
+    def made_each_pass(self, loop, key, before):
+        """The sums ``key`` are made anew as zeros in every pass of
+        ``loop`` (not under an ``if`` of it), before ``before``: nothing
+        outlives the pass."""
+        return any(isinstance(n, ast.Assign) and n.lineno < before.lineno
+                   and self.loop_of(n) is loop and any(self.key(t) == key for t in n.targets)
+                   and any(method(c) in ("zeros_like", "zeros") for c in ast.walk(n.value))
+                   and not any(isinstance(up, ast.If) for up in self._ancestors_to(n, loop))
+                   for n in self.statements_of(loop))
+
+    def _ancestors_to(self, node, top):
+        for up in self.ancestors(node):
+            if up is top:
+                return
+            yield up
+
     def _returned_apart(self, node, around):
         """``node`` is in the body of an ``if`` that ends in ``return``, and
         the place it is read (whose ancestors are ``around``) is not: ``if

@@ -9,13 +9,13 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (applies_counted, divisions, exhausted, flow, identity, losses,
+from gradacc_compat.lint import (applies_counted, divisions, exhausted, flow, gates, losses,
                                  masked, micro_steps, parameters, replicas, schedule,
                                  session_runs)
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, n_names,
-                                       no_accumulation)
+                                       no_accumulation, reads_modulo)
 
 __all__ = ["check"]
 
@@ -100,6 +100,12 @@ class _Checks(object):
         if self._one_per_apply(apply, adds):
             self.report(apply.node, "GAC102", label(adds[0]), "")
             return
+        loop = index.loop_of(apply.node)
+        if loop is not None and adds and any(reads_modulo(t) for _, t in guards) and all(
+                self._same_pass(a, loop) and index.made_each_pass(loop, a.key, a.node)
+                for a in adds):
+            self.report(apply.node, "GAC102", label(adds[0]), ": the sums are made anew on "
+                        "each micro-batch, so each apply holds one")
         if not guards:
             if masked.gated_hooks(index, apply.node):
                 return  # (the class's own update hook decides by tf.cond)
@@ -127,7 +133,7 @@ class _Checks(object):
                 continue
             # (a test in a function that calls the apply's is read where that
             # call is: ``for i, _ in enumerate(...)`` around ``if i % N == 0``)
-            why = identity.with_new_object(test) or applies_counted.waits_on_itself(
+            why = gates.misread(index, test, adds) or applies_counted.waits_on_itself(
                 index, test, apply) or self.irregular.why(test, apply)
             sites = [] if index.function_of(test) is apply.function else \
                 self.irregular.sites(apply)
@@ -156,7 +162,7 @@ class _Checks(object):
                     index.loop_of(r) is loop and r.lineno <= run.lineno for r in accum_runs):
                 self.report(run, "GAC102", label(adds[0]), "")
             here = flow.Apply(run, index.function_of(run), apply.keys, apply.chain)
-            why = next((w for w in (identity.with_new_object(t) or self.irregular.why(t, here)
+            why = next((w for w in (gates.misread(index, t, adds) or self.irregular.why(t, here)
                                     for t in tests) if w), None)
             if why:
                 self.report(run, "GAC109", why)
