@@ -10,7 +10,8 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import (branches, counters, discarded, epochs, exhausted, first_update,
-                                 keras_updates, masked, schedule, session_loops, unused_flags)
+                                 keras_updates, masked, prebuilt, schedule, session_loops,
+                                 unused_flags)
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, loads,
@@ -40,6 +41,7 @@ def check_module(index, report):
     unused_flags.never_read(index, report)
     exhausted.ran_out(index, report)
     first_update.applied_alone(index, report)
+    prebuilt.applies_outside_branch(index, report)
 
 
 def check_accumulate(index, report, add, reported):
