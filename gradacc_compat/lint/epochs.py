@@ -62,7 +62,9 @@ def _applying(index):
             continue
         gated = index.locally_guarded(apply.node) or function is not apply.function
         found[id(function)] = found.get(id(function), False) or gated
-        for call in index.callers(function):  # (a step that calls the apply under its test)
+        for call in index.callers(function) + index.handed_to(function):
+            # (a step that calls the apply under its test, or runs it by
+            # ``strategy.run(apply_fn)`` there)
             caller = index.function_of(call)
             if caller is not None and index.locally_guarded(call):
                 found[id(caller)] = True
@@ -175,7 +177,10 @@ def _made_anew(index, name, inner, outer):
 
 
 def _label(index, function):
-    keys = sorted(k[-1] for a in index.applies if index.step_scope(a.node) is function
+    def runs(scope):  # (the function itself, or one it hands to ``strategy.run``)
+        return scope is function or scope is not None and any(
+            index.function_of(c) is function for c in index.handed_to(scope))
+    keys = sorted(k[-1] for a in index.applies if runs(index.step_scope(a.node))
                   for k in a.keys & index.accumulators)
     return keys[0] if keys else "the sums"
 
