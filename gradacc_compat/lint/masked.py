@@ -11,11 +11,12 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
+from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, method, update_hooks
 from gradacc_compat.lint.branches import branch_function, cond_branches
 from gradacc_compat.lint.exprs import is_division, modulo_tested, reads_modulo
 
-__all__ = ["gated_hooks", "masked_sums"]
+__all__ = ["gated_hooks", "masked_sums", "zero_updates"]
 
 
 def masked_sums(index, report):
@@ -57,6 +58,65 @@ def _masking(index, call):
     sums = [(_sums_read(index, b, call), b) for b in branches if b not in zeros]
     sums = [(keys, b) for keys, b in sums if keys]
     return sums[0] if zeros and sums else None
+
+
+def zero_updates(index, report):
+    """GAC102 for an optimizer wrapper's own update hook that decides by
+    ``tf.cond`` and, on the steps that should skip, still runs the inner
+    optimizer's update with a zero gradient (``inner._resource_apply_dense(
+    grad * 0.0, var)``): its moments and decay still move the weights."""
+    for cls in (c for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef)):
+        for hook in update_hooks(cls):
+            for call in (n for n in ast.walk(hook) if method(n) == "cond"):
+                if any(_updates_with_zeros(index, b, call) for b in cond_branches(call)):
+                    sums = sorted(label(a) for a in index.accumulates if a.function is hook)
+                    report(call, "GAC102", sums[0] if sums else "the sums", ": the branch that "
+                           "skips still runs the inner optimizer's update, with a zero gradient")
+                    break
+
+
+def _updates_with_zeros(index, branch, call):
+    """The branch runs an update hook with a zero gradient: in itself, or
+    in the def it calls (``lambda: _skip(acc, grad, var)``)."""
+    function = branch_function(index, branch, call)
+    for node in (n for n in ast.walk(function) if isinstance(n, ast.Call)) if function else ():
+        if _zero_update(node, {}):
+            return True
+        callee = _local_def(index, node, call)
+        if callee is not None and callee is not function:
+            passed = dict((getattr(p, "arg", None), a) for p, a in zip(callee.args.args, node.args))
+            if any(_zero_update(n, passed) for n in ast.walk(callee)):
+                return True
+    return False
+
+
+def _zero_update(node, passed):
+    """``inner._resource_apply_dense(grad * 0.0, var)``; a parameter's name
+    stands for what ``passed`` says its call hands it."""
+    if not ((method(node) or "").lstrip("_").startswith(("resource_apply", "apply_dense"))
+            and node.args):
+        return False
+    first = node.args[0]
+    return _zero_product(passed.get(getattr(first, "id", None), first))
+
+
+def _local_def(index, node, call):
+    """The def ``node`` calls: one of that name nested in the hook around
+    ``call`` (a file may nest a ``_skip`` in each of its hooks), else the
+    file's."""
+    name = getattr(node.func, "id", None)
+    local = [f for f in ast.walk(index.function_of(call)) if isinstance(f, ast.FunctionDef)
+             and f.name == name] if name else []
+    return local[0] if local else index.callee(node)
+
+
+def _zero_product(node):
+    """``grad * 0.0`` or ``tf.zeros_like(grad)``."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return any(getattr(s, "n", getattr(s, "value", None)) == 0 and not isinstance(
+            getattr(s, "value", None), bool) for s in (node.left, node.right)
+            if type(s).__name__ in ("Num", "Constant"))
+    return method(node) in ("zeros_like", "zeros")
 
 
 def gated_hooks(index, node):

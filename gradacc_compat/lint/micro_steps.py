@@ -35,6 +35,7 @@ def check_module(index, report):
     branches.double_counted(index, report)
     session_loops.partial_cycles(index, report)
     masked.masked_sums(index, report)
+    masked.zero_updates(index, report)
     keras_updates.get_updates(index, report)
     epochs.carried_cycles(index, report)
     discarded.thrown_away_means(index, report)
