@@ -26,6 +26,11 @@ HELPER_ADDS = ("add_gradients", "accumulate", "accumulate_gradients", "add_grads
 HELPER_READS = ("gradients", "grads", "accumulated_gradients", "accum_grads")
 
 
+#: Attributes that name a model's list of variables, not gradients.
+_VARIABLE_LISTS = ("trainable_variables", "trainable_weights", "variables", "weights",
+                   "parameter_list", "parameters", "params", "var_list")
+
+
 class Accumulate(object):
     """``key`` receives ``value`` (a gradient) at ``node`` in ``function``."""
 
@@ -87,6 +92,9 @@ class Accumulates(object):
             if isinstance(node, ast.AugAssign) and isinstance(value, ast.Call) and (
                     not differentiates or not parameters.differentiated(self, value)):
                 continue  # (``var_list += get_collection(...)``: no gradient comes in)
+            if isinstance(node, ast.AugAssign) and (dotted_name(value) or "").rsplit(
+                    ".", 1)[-1] in _VARIABLE_LISTS:
+                continue  # (``self.parameter_list += block.parameter_list``: variables)
             key = self.key(target)
             if key is not None and "loss" not in str(key[-1]).lower() and not (
                     isinstance(node, ast.Call) and method(node) == "assign_add"
