@@ -11,7 +11,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, divides_by_n, is_scaling, mean_of_terms,
-                                       n_names)
+                                       n_names, number)
 
 __all__ = ["scaled", "summed"]
 
@@ -125,11 +125,20 @@ def _sum_of_examples(index, expr, at, depth):
             return all(sides)
         return isinstance(expr.op, ast.Mult) and all(sides) and any(
             isinstance(side, NUMBER) for side in (expr.left, expr.right))
+    if isinstance(expr, ast.Call) and depth > 0 and index.callee(expr) is not None:
+        return _returns_sums(index, index.callee(expr), None, depth)  # (``compute_loss(...)``)
     if isinstance(expr, ast.Call):
         return method(expr) in _SUMS and not any(
             isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in ast.walk(expr))
     if depth <= 0:
         return False
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
+        # (``metrics = compute_loss(...)``, ``loss = metrics[0]``)
+        index_node = expr.slice.value if type(expr.slice).__name__ == "Index" else expr.slice
+        element = number(index_node)  # (Python < 3.9 wraps it in ast.Index)
+        calls = [v for v, _ in index.values_of(expr.value.id, at) if isinstance(v, ast.Call)]
+        return element is not None and len(calls) == 1 and index.callee(calls[0]) is not None \
+            and _returns_sums(index, index.callee(calls[0]), element, depth)
     if isinstance(expr, ast.Name):
         values = index.values_of(expr.id, at)
     elif isinstance(expr, ast.Attribute) and (dotted_name(expr) or "").startswith("self."):
@@ -141,6 +150,17 @@ def _sum_of_examples(index, expr, at, depth):
         return False
     return bool(values) and all(_sum_of_examples(index, value, node, depth - 1)
                                 for value, node in values)
+
+
+def _returns_sums(index, function, element, depth):
+    """Every ``return`` of ``function`` (its ``element``-th item when it
+    returns a tuple) is a sum over the examples."""
+    returns = [n for n in index.statements_of(function)
+               if isinstance(n, ast.Return) and n.value is not None]
+    values = [(r.value.elts[element] if element is not None and isinstance(r.value, ast.Tuple)
+               and element < len(r.value.elts) else r.value, r) for r in returns]
+    return bool(values) and all(not isinstance(v, ast.Tuple) and _sum_of_examples(
+        index, v, r, depth - 1) for v, r in values)
 
 
 def _is_loss(node):

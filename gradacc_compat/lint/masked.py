@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, method, update_hooks
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, method, parameter_names, update_hooks
 from gradacc_compat.lint.branches import branch_function, cond_branches
 from gradacc_compat.lint.exprs import is_division, modulo_tested, reads_modulo
 
@@ -84,7 +84,7 @@ def _updates_with_zeros(index, branch, call):
             return True
         callee = _local_def(index, node, call)
         if callee is not None and callee is not function:
-            passed = dict((getattr(p, "arg", None), a) for p, a in zip(callee.args.args, node.args))
+            passed = dict(zip(parameter_names(callee), node.args))
             if any(_zero_update(n, passed) for n in ast.walk(callee)):
                 return True
     return False

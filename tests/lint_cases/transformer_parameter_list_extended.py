@@ -26,7 +26,7 @@ class Transformer(tf.Module):
 
     def evaluate(self, x):
         for block in self.blocks:
-            x = x @ block.w
+            x = tf.matmul(x, block.w)
         return tf.reduce_mean(tf.square(x))
 
     @tf.function
