@@ -92,8 +92,10 @@ def _scaled_value(index, expr, at, scaled, depth):
     if isinstance(expr, ast.BinOp):
         quotient = ast.BinOp(left=ast.Name(id="_", ctx=ast.Load()), op=ast.Div(),
                              right=expr.right)  # (by what it divides, not what)
-        return (isinstance(expr.op, ast.Div) and scaled(quotient) and not mean_of_terms(expr)) or any(
-            _scaled_value(index, side, at, scaled, depth) for side in (expr.left, expr.right))
+        if isinstance(expr.op, ast.Div) and scaled(quotient) and not mean_of_terms(expr):
+            return True
+        return any(_scaled_value(index, side, at, scaled, depth)
+                   for side in (expr.left, expr.right))
     if isinstance(expr, ast.Call):
         return scaled(expr) and method(expr) in ("divide", "truediv", "div", "multiply")
     if isinstance(expr, ast.UnaryOp):  # (``loss = -elbo``)
