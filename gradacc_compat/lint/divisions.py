@@ -198,7 +198,8 @@ def _helper_divides(index, add):
         return False
     receiver = dotted_name(call.func.value if method(call) in HELPER_ADDS
                            and isinstance(call.func, ast.Attribute) else call.func)
-    classes = dict((c.name, c) for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef))
+    classes = index.memo("classes", lambda: dict(
+        (c.name, c) for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef)))
     made = [classes.get((dotted_name(n.value.func) or "").split(".")[-1])
             for n in index.assigns if isinstance(n, ast.Assign)
             and isinstance(n.value, ast.Call) and receiver
