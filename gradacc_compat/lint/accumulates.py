@@ -50,7 +50,7 @@ class Accumulates(object):
     def _find_accumulates(self):
         found = []
         differentiates = any(method(c) in GRADIENT_CALLS for c in self.calls)
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             target, value = None, None
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
                 target, value = node.target, node.value

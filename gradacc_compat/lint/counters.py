@@ -28,7 +28,7 @@ def own_iterations(index, report):
     (schedules, Adam's bias correction) then counts micro-steps."""
     supers = ("get_updates", "_resource_apply_dense", "_apply_dense", "apply_gradients",
               "_resource_apply_sparse")
-    for cls in ast.walk(index.tree):
+    for cls in index.nodes:
         if not isinstance(cls, ast.ClassDef):
             continue
         calls = [n for n in ast.walk(cls) if isinstance(n, ast.Call)
@@ -68,7 +68,7 @@ def decayed_lr(index, report):
     asks ``self._decayed_lr(...)`` for the learning rate: the parent's
     schedule reads ``iterations``, which advances every micro-step (even
     where the bias correction counts cycles)."""
-    for cls in (c for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef)):
+    for cls in (c for c in index.nodes if isinstance(c, ast.ClassDef)):
         decays = [n for n in ast.walk(cls) if isinstance(n, ast.Call)
                   and dotted_name(n.func) == "self._decayed_lr"]
         if not decays or _advances_own(cls, ("assign_add", "assign_sub")):
@@ -104,7 +104,7 @@ def aliased_iterations(index, report):
     wraps its own counter (``inner._iterations = self.iterations``): the
     wrapper's ``apply_gradients`` runs, and advances it, every micro-step,
     so the inner optimizer's schedules and bias correction count them."""
-    for cls in ast.walk(index.tree):
+    for cls in index.nodes:
         if not isinstance(cls, ast.ClassDef) or not any(
                 any(up is cls for up in index.ancestors(a.node)) for a in index.accumulates):
             continue
@@ -180,7 +180,7 @@ def _counted_down(index, counter):
         return isinstance(node, ast.Call) and method(node) == "floordiv" and bool(node.args) \
             and dotted_name(node.args[0]) == counter
     return index.memo(("counted down", counter),
-                      lambda: any(down(n) for n in ast.walk(index.tree)))
+                      lambda: any(down(n) for n in index.nodes))
 
 
 def never_advanced(index, test, name):

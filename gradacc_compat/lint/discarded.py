@@ -16,7 +16,7 @@ __all__ = ["thrown_away_means"]
 
 
 def thrown_away_means(index, report):
-    for statement in (n for n in ast.walk(index.tree) if isinstance(n, ast.Expr)):
+    for statement in (n for n in index.nodes if isinstance(n, ast.Expr)):
         call = statement.value
         if not isinstance(call, ast.Call) or not call.args \
                 or not isinstance(call.args[0], ast.Name):

@@ -167,7 +167,7 @@ def _keyed_divisions(index):
     (``{'grad_scaler': 1. / N}``, or a name bound to one): ``g *
     coefficients['grad_scaler']`` divides (Keras's ``apply_state``)."""
     found = set()
-    for node in ast.walk(index.tree):
+    for node in index.nodes:
         if not isinstance(node, ast.Dict):
             continue
         for key, value in zip(node.keys, node.values):
@@ -199,7 +199,7 @@ def _helper_divides(index, add):
     receiver = dotted_name(call.func.value if method(call) in HELPER_ADDS
                            and isinstance(call.func, ast.Attribute) else call.func)
     classes = index.memo("classes", lambda: dict(
-        (c.name, c) for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef)))
+        (c.name, c) for c in index.nodes if isinstance(c, ast.ClassDef)))
     made = [classes.get((dotted_name(n.value.func) or "").split(".")[-1])
             for n in index.assigns if isinstance(n, ast.Assign)
             and isinstance(n.value, ast.Call) and receiver

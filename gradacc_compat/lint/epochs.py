@@ -25,7 +25,7 @@ def carried_cycles(index, report):
                                 for a in index.applies):
         return  # (a script's top level may apply too: its loops are read below)
     gated = set(f for f, is_gated in applying.items() if is_gated)
-    for outer in (n for n in ast.walk(index.tree) if isinstance(n, ast.For) and _epochs(n)):
+    for outer in (n for n in index.nodes if isinstance(n, ast.For) and _epochs(n)):
         for inner in (n for n in ast.walk(outer) if isinstance(n, LOOPS)
                       and index.loop_of(n) is outer):
             name = _cycles_in(index, inner, applying, gated)
@@ -155,7 +155,7 @@ def _kept_counting(index, inner, gated):
             name = dotted_name(parts[0]) if parts else None
             if name and name.startswith("self.") and not any(
                     _resets(n, name) and getattr(index.function_of(n), "name", "") != "__init__"
-                    for n in ast.walk(index.tree)):
+                    for n in index.nodes):
                 return name
     return None
 
@@ -208,7 +208,7 @@ def _of_class(index, receiver, cls):
     bound to anything else."""
     if cls is None:
         return False
-    names = set([cls.name]) | set(c.name for c in ast.walk(index.tree)
+    names = set([cls.name]) | set(c.name for c in index.nodes
                                   if isinstance(c, ast.ClassDef)
                                   and cls.name in [dotted_name(b) for b in c.bases])
     inside = index.class_of(index.function_of(receiver) or receiver)

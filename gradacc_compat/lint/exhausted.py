@@ -79,7 +79,7 @@ def ran_out(index, report):
                 if a.function is not None and a.key in consumed)
     if not adds:
         return
-    for handler in (n for n in ast.walk(index.tree) if isinstance(n, ast.ExceptHandler)):
+    for handler in (n for n in index.nodes if isinstance(n, ast.ExceptHandler)):
         names = [dotted_name(n) or "" for n in ast.walk(handler.type)] if handler.type else []
         if not any(name.split(".")[-1] in _ENDS for name in names):
             continue

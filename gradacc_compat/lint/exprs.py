@@ -192,7 +192,7 @@ def n_names(index):
     that is (for ``divides_by_n``'s ``names``)."""
     def find():
         names = set()
-        for node in ast.walk(index.tree):
+        for node in index.nodes:
             tested = compared_to_zero(node, (ast.Eq, ast.NotEq))
             parts = mod_parts(tested) if tested is not None else None
             if parts and dotted_name(parts[1]):

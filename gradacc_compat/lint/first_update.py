@@ -18,7 +18,7 @@ __all__ = ["applied_alone"]
 
 
 def applied_alone(index, report):
-    for cls in (c for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef)):
+    for cls in (c for c in index.nodes if isinstance(c, ast.ClassDef)):
         methods = dict((f.name, f) for f in cls.body if isinstance(f, FUNCTIONS[:-1]))
         finish = methods.get("_finish")
         if finish is None:

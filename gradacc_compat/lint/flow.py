@@ -141,7 +141,7 @@ class Index(Scopes, Accumulates):
     # ------------------------------------------------------------- applies
     def _find_applies(self):
         found = []
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if not (isinstance(node, ast.Call) and method(node) in _APPLIES):
                 continue
             arg = node.args[0] if node.args else None
@@ -255,15 +255,19 @@ class Index(Scopes, Accumulates):
         binder = self.binder(name, at)
         assigned = self.assignments(binder)
         around = set(id(up) for up in self.ancestors(at)) | set([id(at)])
+        # (the bindings before ``at``, latest first; whether one is cut off
+        # by a ``return`` is asked only of those the search reaches: a
+        # script's top level can bind a name hundreds of times)
         before = sorted([(value, node) for value, node in assigned.get(name, ())
-                         if node.lineno <= at.lineno and id(node) not in around
-                         and not self._returned_apart(node, around)],
+                         if node.lineno <= at.lineno and id(node) not in around],
                         key=lambda pair: pair[1].lineno)
-        seen = [pair for pair in reversed(before) if not self.exclusive(pair[1], at)][:1]
-        if seen:  # the last binding before, and those in the other branch of an if
-            last = seen[0][1]
+        reaching = lambda pair: not self._returned_apart(pair[1], around)
+        last = next((pair[1] for pair in reversed(before) if reaching(pair)
+                     and not self.exclusive(pair[1], at)), None)
+        if last is not None:  # the last binding before, and those in the other branch of an if
             tops = [up.lineno for up in self.ancestors(last) if isinstance(up, ast.If)]
-            found.extend(pair for pair in before if pair[1].lineno >= min(tops or [last.lineno])
+            start = min(tops or [last.lineno])
+            found.extend(pair for pair in before if pair[1].lineno >= start and reaching(pair)
                          and (pair[1] is last or self.exclusive(pair[1], last))
                          and not self.exclusive(pair[1], at))
             found.extend(self.returned(name, pair[1]) for pair in list(found)

@@ -21,7 +21,7 @@ _COUNTER = "self.iterations"
 
 
 def get_updates(index, report):
-    for cls in (n for n in ast.walk(index.tree) if isinstance(n, ast.ClassDef)):
+    for cls in (n for n in index.nodes if isinstance(n, ast.ClassDef)):
         methods = dict((f.name, f) for f in cls.body if isinstance(f, ast.FunctionDef))
         if "apply_gradients" in methods:
             _global_step_gate(index, methods["apply_gradients"], report)

@@ -27,8 +27,9 @@ def scaled(index, add, by_n=False):
 
 def _scaled_in(index, scope, by_n):
     far = set() if scope is not None else _far_from_gradients(index)
-    nodes = list(ast.walk(scope if scope is not None else index.tree))
-    nodes = [n for n in nodes if not any(id(up) in far for up in index.ancestors(n))]
+    nodes = list(ast.walk(scope)) if scope is not None else index.nodes
+    if far:
+        nodes = [n for n in nodes if not any(id(up) in far for up in index.ancestors(n))]
     # (a loss named so and not only reported: ``mean_loss = total / k``
     # for a progress bar is no scaling; unread names count, the loss may
     # reach the gradient through a call of another function)
@@ -79,7 +80,7 @@ def _far_from_gradients(index):
         callees = [index.callee(c) for c in ast.walk(f) if isinstance(c, ast.Call)]
         if any(g is not None and id(g) in near for g in callers + callees):
             near.add(id(f))
-    named = set(n.id for n in ast.walk(index.tree) if isinstance(n, ast.Name)
+    named = set(n.id for n in index.nodes if isinstance(n, ast.Name)
                 and not isinstance(index.parents.get(n), ast.Call))
     return set(id(f) for f in defs if id(f) not in near and f.name not in named)
 

@@ -65,7 +65,7 @@ def zero_updates(index, report):
     ``tf.cond`` and, on the steps that should skip, still runs the inner
     optimizer's update with a zero gradient (``inner._resource_apply_dense(
     grad * 0.0, var)``): its moments and decay still move the weights."""
-    for cls in (c for c in ast.walk(index.tree) if isinstance(c, ast.ClassDef)):
+    for cls in (c for c in index.nodes if isinstance(c, ast.ClassDef)):
         for hook in update_hooks(cls):
             for call in (n for n in ast.walk(hook) if method(n) == "cond"):
                 if any(_updates_with_zeros(index, b, call) for b in cond_branches(call)):

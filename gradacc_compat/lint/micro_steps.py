@@ -95,7 +95,7 @@ def _ends_in_return(body):
 def _running_means(index, report):
     """GAC108: ``acc + (g - acc) / count`` (a running mean) of gradients
     already divided by N."""
-    for node in ast.walk(index.tree):
+    for node in index.nodes:
         if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
                 and isinstance(node.right, ast.BinOp) and isinstance(node.right.op, ast.Div)
                 and isinstance(node.right.left, ast.BinOp)
@@ -155,7 +155,7 @@ def _distributed(index):
     writes the variable as it is)."""
     return index.memo("distributed", lambda: any(
         "strategy" in (dotted_name(n) or "").lower() or "distribute" in (dotted_name(n) or "")
-        for n in ast.walk(index.tree) if isinstance(n, (ast.Name, ast.Attribute))))
+        for n in index.nodes if isinstance(n, (ast.Name, ast.Attribute))))
 
 
 def _aggregation(index, key):

@@ -22,8 +22,8 @@ __all__ = ["check"]
 _MODEL_WEIGHTS = ("trainable_variables", "trainable_weights", "variables", "weights")
 
 
-def _zeroed_weights(tree, report):
-    for node in ast.walk(tree):
+def _zeroed_weights(nodes, report):
+    for node in nodes:
         if isinstance(node, ast.For):
             target, iterable, body = node.target, node.iter, node.body
         elif isinstance(node, ast.ListComp):
@@ -33,7 +33,7 @@ def _zeroed_weights(tree, report):
             continue
         name = dotted_name(iterable) or ""
         if "." not in name or name.rsplit(".", 1)[1] not in _MODEL_WEIGHTS \
-                or not isinstance(target, ast.Name) or _own_state(tree, node, name):
+                or not isinstance(target, ast.Name) or _own_state(nodes, node, name):
             continue
         for stmt in body:
             for sub in walk(stmt, FUNCTIONS):
@@ -43,12 +43,12 @@ def _zeroed_weights(tree, report):
                     report(sub, "GAC103", "%s.assign(...)" % target.id)
 
 
-def _own_state(tree, loop, name):
+def _own_state(nodes, loop, name):
     """``self.variables`` of a class that is no model (a Keras metric's
     ``reset_state``): its own counters, not a model's weights."""
     if not name.startswith("self.") or name.count(".") != 1:
         return False
-    for cls in (c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)):
+    for cls in (c for c in nodes if isinstance(c, ast.ClassDef)):
         if any(n is loop for n in ast.walk(cls)):
             return not any((dotted_name(b) or "").endswith("Model") for b in cls.bases)
     return False
@@ -66,10 +66,10 @@ def _traced(function):
     return function.name == "train_step"
 
 
-def _python_numbers(tree):
+def _python_numbers(nodes):
     """``self.X`` attributes and module names bound to number literals."""
     found = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, NUMBER) \
                 and not isinstance(getattr(node.value, "value", 0), (str, bytes)):
             for target in node.targets:
@@ -79,24 +79,24 @@ def _python_numbers(tree):
     return found
 
 
-def _variables(tree):
+def _variables(nodes):
     """``self.X`` attributes bound to a ``tf.Variable`` (or ``add_weight``)."""
-    return set(dotted_name(t) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+    return set(dotted_name(t) for node in nodes if isinstance(node, ast.Assign)
                and method(node.value) in ("Variable", "add_weight")
                for t in node.targets if (dotted_name(t) or "").startswith("self."))
 
 
-def _traced_functions(tree):
+def _traced_functions(nodes):
     """The traced functions (see ``_traced``) and the methods they call as
     ``self.name(...)``, in their class (a ``train_step`` that hands the
     batch to ``self.acc_train_step``), to a fixed point."""
-    plain = set(id(f) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) and all(
+    plain = set(id(f) for cls in nodes if isinstance(cls, ast.ClassDef) and all(
         dotted_name(b) == "object" for b in cls.bases) for f in cls.body)
-    traced = set(id(f) for f in ast.walk(tree) if isinstance(f, FUNCTIONS) and _traced(f)
+    traced = set(id(f) for f in nodes if isinstance(f, FUNCTIONS) and _traced(f)
                  and not (id(f) in plain and f.name == "train_step" and not f.decorator_list))
     # (``fit`` traces the ``train_step`` of a Keras model; one of a class
     # of its own, ``class Trainer:`` or ``(object)``, runs as it is called)
-    for cls in ast.walk(tree):
+    for cls in nodes:
         if not isinstance(cls, ast.ClassDef):
             continue
         methods = dict((f.name, f) for f in cls.body if isinstance(f, FUNCTIONS[:-1]))
@@ -117,10 +117,10 @@ def _traced_functions(tree):
     return traced
 
 
-def _stale_state(tree, report):
-    numbers, variables = _python_numbers(tree), _variables(tree)
-    traced = _traced_functions(tree)
-    for function in ast.walk(tree):
+def _stale_state(nodes, report):
+    numbers, variables = _python_numbers(nodes), _variables(nodes)
+    traced = _traced_functions(nodes)
+    for function in nodes:
         if not isinstance(function, FUNCTIONS) or id(function) not in traced:
             continue
         declared = set()
@@ -210,6 +210,6 @@ def _adds_to_itself(value, name):
     return reads and adds
 
 
-def check(tree, report):
-    _zeroed_weights(tree, report)
-    _stale_state(tree, report)
+def check(index, report):
+    _zeroed_weights(index.nodes, report)
+    _stale_state(index.nodes, report)

@@ -150,7 +150,7 @@ def findings_of_tree(tree, source, path="<string>", noqa=True):
 
     index = Index(self_named(tree))
     hand_rolled.check(index, report, source)
-    python_state.check(tree, report)
+    python_state.check(index, report)
     wrapped.check(index, report)
     lines = source.splitlines()
     unique = {}

@@ -28,7 +28,8 @@ class Scopes(object):
         self.parents = {}
         self.calls, self.assigns = [], []  # every Call; every Assign and AugAssign
         self.functions = []  # every def and lambda
-        for node in ast.walk(tree):
+        self.nodes = list(ast.walk(tree))  # every node, in ``ast.walk``'s order
+        for node in self.nodes:
             if isinstance(node, FUNCTIONS):
                 self.functions.append(node)
             if isinstance(node, ast.Call):

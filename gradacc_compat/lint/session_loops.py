@@ -21,7 +21,7 @@ _APPLY_WORDS = ("train", "apply", "update", "optim", "step")
 
 
 def partial_cycles(index, report):
-    for loop in (n for n in ast.walk(index.tree) if isinstance(n, LOOPS)):
+    for loop in (n for n in index.nodes if isinstance(n, LOOPS)):
         outer = index.loop_of(loop)
         if outer is None:
             continue

@@ -23,8 +23,8 @@ def never_read(index, report):
     flags = [(name, call) for name, call in (_flag(c) for c in index.calls) if name]
     if not flags:
         return
-    read = set(n.attr for n in ast.walk(index.tree) if isinstance(n, ast.Attribute)) | set(
-        string_of(n) for n in ast.walk(index.tree) if string_of(n) is not None
+    read = set(n.attr for n in index.nodes if isinstance(n, ast.Attribute)) | set(
+        string_of(n) for n in index.nodes if string_of(n) is not None
         and not any(n is call.args[0] for _, call in flags))
     applies = sorted((c for c in index.calls if method(c) in _APPLY_CALLS),
                      key=lambda c: c.lineno)

@@ -58,16 +58,16 @@ def _wraps_in(scope):
     return [node for node in walk(scope, FUNCTIONS) if _is_wrap(node)]
 
 
-def _module_wrapped(tree):
+def _module_wrapped(index):
     """{dotted name: its gac.wrap assignment} every function sees: the
     module's names and attributes (``self.opt``) bound anywhere."""
     found = {}
-    for node in ast.walk(tree):
+    for node in index.nodes:
         if _is_wrap(node):
             for name in _bound(node):
                 if "." in name:
                     found[name] = node
-    for node in _wraps_in(tree):
+    for node in _wraps_in(index.tree):
         for name in _bound(node):
             found[name] = node
     return found
@@ -117,11 +117,10 @@ def _is_counter(name):
 def check(index, report):
     """Runs GAC106 and GAC107 on a module (its ``scopes.Scopes``);
     ``report(node, code, *args)``."""
-    tree = index.tree
-    if not any(_is_wrap(n) for n in ast.walk(tree)):
+    if not any(_is_wrap(n) for n in index.nodes):
         return
-    module_wrapped = _module_wrapped(tree)
-    for function in ast.walk(tree):
+    module_wrapped = _module_wrapped(index)
+    for function in index.nodes:
         if not isinstance(function, FUNCTIONS) or isinstance(function, ast.Lambda):
             continue
         wrapped = _wrapped(function, module_wrapped, index)
