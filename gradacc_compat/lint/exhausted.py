@@ -14,6 +14,7 @@ import ast
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
 from gradacc_compat.lint.branches import branch_function
+from gradacc_compat.lint.exprs import literal
 from gradacc_compat.lint.scopes import RUNS
 
 __all__ = ["endless", "ran_out"]
@@ -66,11 +67,8 @@ def _switched_off(index, node, maker, call):
 
 
 def _false(node):
-    """The literal ``False``, ``None`` or ``0`` (Python 2: the names)."""
-    if isinstance(node, ast.Name):
-        return node.id in ("False", "None")
-    return type(node).__name__ in ("Constant", "NameConstant", "Num") and not getattr(
-        node, "value", getattr(node, "n", True))
+    """The literal ``False``, ``None`` or ``0``."""
+    return literal(node) in (False, None, 0)
 
 
 def ran_out(index, report):

@@ -7,12 +7,13 @@ Standard library only: ``lint`` runs without TensorFlow.
 from __future__ import absolute_import, division, print_function
 
 import ast
+import numbers
 
-from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method
 
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
            "counter_name", "divides_by_n", "increment", "is_division", "is_scaling", "last_batch",
-           "loads", "mean_of_terms", "mod_parts", "modulo_tested", "n_names", "no_accumulation",
+           "literal", "loads", "mean_of_terms", "mod_parts", "modulo_tested", "n_names", "no_accumulation",
            "number", "outside_gradients", "reads_modulo"]
 
 #: Calls whose function arguments run conditionally (branches).
@@ -105,10 +106,26 @@ _SETTINGS = ("stddev", "mean", "seed", "name", "dtype", "shape", "axis", "keepdi
              "clip_norm", "clip_value_min", "clip_value_max", "initializer")
 
 
+_NOT_LITERAL = object()
+_NAMED = {"True": True, "False": False, "None": None}  # (Python 2 parses them as names)
+
+
+def literal(node):
+    """The value of a literal number, ``True``, ``False`` or ``None`` (in
+    every Python's ``ast``), else a marker that equals none of them."""
+    if isinstance(node, ast.Name):
+        return _NAMED.get(node.id, _NOT_LITERAL)
+    if type(node).__name__ in ("Constant", "NameConstant", "Num"):
+        value = node.value if hasattr(node, "value") else node.n
+        if value is None or isinstance(value, numbers.Number):
+            return value
+    return _NOT_LITERAL
+
+
 def number(node):
-    if isinstance(node, NUMBER):
-        return getattr(node, "n", getattr(node, "value", None))
-    return None
+    """The value of a literal number (not ``True`` nor ``False``), else None."""
+    value = literal(node)
+    return value if isinstance(value, numbers.Number) and not isinstance(value, bool) else None
 
 
 def compared_to_zero(node, ops=(ast.Eq,)):

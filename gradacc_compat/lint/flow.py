@@ -209,15 +209,22 @@ class Index(Scopes, Accumulates):
         return [pair for pair in self.values_of(name, top)
                 if all(pair[1] is not node for _, node in found)]
 
+    def bound_in_pass(self, loop, key, before, function):
+        """The assignments to ``key`` in the pass of ``loop`` that runs
+        ``before``, ahead of it (``loop`` None: outside the loops of
+        ``function``)."""
+        scope = loop if loop is not None else function
+        return [n for n in self.statements_of(scope) if isinstance(n, ast.Assign)
+                and n.lineno < before.lineno and self.loop_of(n) is loop
+                and any(self.key(t) == key for t in n.targets)]
+
     def made_each_pass(self, loop, key, before):
         """The sums ``key`` are made anew as zeros in every pass of
         ``loop`` (not under an ``if`` of it), before ``before``: nothing
         outlives the pass."""
-        return any(isinstance(n, ast.Assign) and n.lineno < before.lineno
-                   and self.loop_of(n) is loop and any(self.key(t) == key for t in n.targets)
-                   and any(method(c) in ("zeros_like", "zeros") for c in ast.walk(n.value))
+        return any(any(method(c) in ("zeros_like", "zeros") for c in ast.walk(n.value))
                    and not any(isinstance(up, ast.If) for up in self._ancestors_to(n, loop))
-                   for n in self.statements_of(loop))
+                   for n in self.bound_in_pass(loop, key, before, None))
 
     def _ancestors_to(self, node, top):
         for up in self.ancestors(node):

@@ -116,7 +116,8 @@ class _Checks(object):
             # (an add in a loop of its own inside the apply's runs N times
             # per apply: an epoch's sum applied after its loop is not this)
             together = [a for a in adds if a.function is apply.function
-                        and self._same_pass(a, loop) and not self._made_in_pass(a, loop)]
+                        and self._same_pass(a, loop)
+                        and not index.bound_in_pass(loop, a.key, a.node, a.function)]
             together = together or [a for a in adds if self._called_before(apply, a)]
             calls = [] if together else self._applier_called_each_pass(apply, adds)
             if calls:
@@ -193,18 +194,6 @@ class _Checks(object):
                 return False
             current = index.loop_of(current)
         return True
-
-    def _made_in_pass(self, add, loop):
-        """The sums ``add`` writes are made anew earlier in the same pass
-        (``sums = [tf.zeros_like(v) ...]`` then ``+=`` then the apply): one
-        batch's gradient, not an accumulation."""
-        index = self.index
-        for node in index.statements_of(add.function):
-            if isinstance(node, ast.Assign) and node.lineno < add.node.lineno \
-                    and index.loop_of(node) is loop \
-                    and any(index.key(t) == add.key for t in node.targets):
-                return True
-        return False
 
     def _called_before(self, apply, add):
         """The function that applies calls the one that accumulates (``add``)

@@ -14,7 +14,7 @@ import ast
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, method, parameter_names, update_hooks
 from gradacc_compat.lint.branches import branch_function, cond_branches
-from gradacc_compat.lint.exprs import is_division, modulo_tested, reads_modulo
+from gradacc_compat.lint.exprs import is_division, modulo_tested, number, reads_modulo
 
 __all__ = ["gated_hooks", "masked_sums", "zero_updates"]
 
@@ -113,9 +113,7 @@ def _local_def(index, node, call):
 def _zero_product(node):
     """``grad * 0.0`` or ``tf.zeros_like(grad)``."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return any(getattr(s, "n", getattr(s, "value", None)) == 0 and not isinstance(
-            getattr(s, "value", None), bool) for s in (node.left, node.right)
-            if type(s).__name__ in ("Num", "Constant"))
+        return any(number(side) == 0 for side in (node.left, node.right))
     return method(node) in ("zeros_like", "zeros")
 
 
