@@ -95,6 +95,8 @@ class Accumulates(object):
             if isinstance(node, ast.AugAssign) and (dotted_name(value) or "").rsplit(
                     ".", 1)[-1] in _VARIABLE_LISTS:
                 continue  # (``self.parameter_list += block.parameter_list``: variables)
+            if self._model_weight(target):
+                continue  # (``param.assign_add(e_w)``: a weight moved, as SAM does; no sum)
             key = self.key(target)
             if key is not None and "loss" not in str(key[-1]).lower() and not (
                     isinstance(node, ast.Call) and method(node) == "assign_add"
@@ -102,6 +104,13 @@ class Accumulates(object):
                 # (``acc.assign_add(acc / n)`` adds the sum to itself: no gradient)
                 found.append(Accumulate(key, node, self.function_of(node), value))
         return found + self._loop_carried()
+
+    def _model_weight(self, target):
+        """``target`` walks the model's own trainable weights (``for g, p in
+        zip(grads, model.trainable_variables)``): what an apply updates."""
+        item = self.loop_item(target) if isinstance(target, ast.Name) else None
+        name = dotted_name(item.func if isinstance(item, ast.Call) else item) or ""
+        return name.rsplit(".", 1)[-1] in ("trainable_variables", "trainable_weights")
 
     def _added(self, target, value):
         """What ``value`` adds to ``target`` when it is ``target + g``,

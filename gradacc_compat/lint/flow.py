@@ -98,6 +98,13 @@ class Index(Scopes, Accumulates):
     def _loop_alias(self, node):
         """``a`` in ``for a, g in zip(accums, grads)`` (or a comprehension):
         the key of ``accums``."""
+        item = self.loop_item(node)
+        return self.key(item) if item is not None else None
+
+    def loop_item(self, node):
+        """The sequence the name ``node`` walks: ``accums`` for ``a`` in
+        ``for a, g in zip(accums, grads)`` (or a comprehension), ``sums``
+        for ``acc`` in ``for name, acc in sums.items()``; else None."""
         name = node.id
         for up in self.ancestors(node):
             generators = []
@@ -117,15 +124,15 @@ class Index(Scopes, Accumulates):
                                 and isinstance(item, ast.Call) and method(item) == "zip":
                             for t2, i2 in zip(target.elts, item.args):
                                 if isinstance(t2, ast.Name) and t2.id == name:
-                                    return self.key(i2)
+                                    return i2
                         if isinstance(target, ast.Name) and target.id == name and item is not None:
-                            return self.key(item)
+                            return item
                 elif isinstance(gen.target, ast.Name) and gen.target.id == name:
-                    return self.key(source)
+                    return source
                 elif method(source) == "items" and isinstance(gen.target, ast.Tuple) \
                         and len(gen.target.elts) == 2 and isinstance(gen.target.elts[1], ast.Name) \
                         and gen.target.elts[1].id == name:
-                    return self.key(source)  # (``for name, acc in sums.items()``)
+                    return source
             if isinstance(up, FUNCTIONS) and not isinstance(up, ast.Lambda):
                 break
         return None

@@ -205,6 +205,8 @@ class _Checks(object):
                 add.key[0] == "name" and add.key[1] == id(add.function)
                 and add.key[2] not in parameter_names(add.function)):
             return False  # (a helper's own sums, made anew each call: one batch's sum)
+        if not self._same_pass(add, None):
+            return False  # (the helper loops over micro-batches: a call adds several)
         loop = index.loop_of(apply.node)
         for call in index.callers(add.function):
             if index.function_of(call) is not apply.function \
