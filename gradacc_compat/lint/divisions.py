@@ -55,6 +55,9 @@ def _on_every_path(index, expr, at, depth, bound, walking):
         if not isinstance(load, ast.Name):
             continue
         values = [(v, node) for v, node in index.values_of(load.id, at) if not _empty(v)]
+        # (a helper's callers that hand it no sums, ``self._apply(grads)``
+        # when there is nothing to accumulate, are no path of the sums)
+        values = [pair for pair in values if not _foreign_argument(index, *pair)] or values
         # (``grads = self._clip(grads)`` of grads divided on every path: the
         # helper hands back what it was given, clipped; what its other
         # callers hand it is theirs)
@@ -86,6 +89,13 @@ def _on_every_path(index, expr, at, depth, bound, walking):
         if values and all(others) and (not appended or any(appended)):
             return True
     return False
+
+
+def _foreign_argument(index, value, node):
+    """``value`` is what the call ``node`` hands a parameter, and none of
+    the file's sums flows into it."""
+    return isinstance(node, ast.Call) and method(node) != "append" \
+        and not index.sources(value, node)[0] & index.accumulators
 
 
 def _empty(value):
