@@ -9,6 +9,7 @@ Standard library only: ``lint`` runs without TensorFlow.
 from __future__ import absolute_import, division, print_function
 
 import ast
+import re
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 from gradacc_compat.lint.exprs import increment
@@ -16,6 +17,8 @@ from gradacc_compat.lint.exprs import increment
 __all__ = ["branch_function", "cond_branches", "double_counted", "skipped_steps"]
 
 _APPLIES = ("apply_gradients", "_apply_gradients", "minimize")
+_OVERFLOW = frozenset(["inf", "nan", "nans", "finite", "isinf", "isnan", "isfinite",
+                       "overflow"])
 
 
 def skipped_steps(index, report):
@@ -28,8 +31,8 @@ def skipped_steps(index, report):
     for call in conds:
         predicate = _predicate(call)
         position = applying.get(ast.dump(predicate))
-        if position is None:
-            continue
+        if position is None or _overflow_test(index, predicate, call):
+            continue  # (skipping the apply on an overflow is no micro-step)
         counted = set(dotted_name(n) for n in ast.walk(predicate))
         skip = cond_branches(call)[1 - position]
         for node in _runs(index, skip):
@@ -62,6 +65,16 @@ def double_counted(index, report):
             report(call, "GAC109", "`self.iterations` decides the cycle and advances twice "
                    "on the steps that apply (by hand, and in the parent's apply_gradients): "
                    "the cycles after the first are N - 1")
+
+
+def _overflow_test(index, predicate, call):
+    """The test skips the update when the gradients overflow (``tf.is_inf``,
+    ``has_nans``; mixed precision), read through the names it is made of."""
+    tests = [predicate] + [value for n in ast.walk(predicate) if isinstance(n, ast.Name)
+                           for value, _ in index.values_of(n.id, call)]
+    words = set(w for t in tests for n in ast.walk(t)
+                for w in re.split(r"[._]", (dotted_name(n) or "").lower()))
+    return bool(words & _OVERFLOW)
 
 
 def _predicate(call):
@@ -107,11 +120,16 @@ def _runs(index, branch, hops=2):
     found = list(index.statements_of(function)) if not isinstance(function, ast.Lambda) \
         else list(ast.walk(function.body))
     for node in list(found):
-        if hops and isinstance(node, ast.Call):
-            callee = branch_function(index, node.func, node) \
-                if isinstance(node.func, ast.Name) else None
+        if not (hops and isinstance(node, ast.Call)):
+            continue
+        # (the functions it calls, and those it hands to a ``tf.cond`` of its own)
+        handed = cond_branches(node) if method(node) == "cond" else ()
+        for ref in [node.func] + [b for b in handed if b is not None]:
+            callee = branch_function(index, ref, node) if isinstance(ref, ast.Name) else None
             if callee is not None and not isinstance(callee, ast.Lambda):
-                found += _runs(index, node.func, hops - 1)
+                found += _runs(index, ref, hops - 1)
+            elif isinstance(ref, ast.Lambda):
+                found += list(ast.walk(ref.body))
     return found
 
 

@@ -34,7 +34,7 @@ def _weighted(value):
         for word in ("weight", "scale", "coef", "factor", "ratio", "frac"))
 
 
-def on_every_path(index, expr, at, depth=4):
+def on_every_path(index, expr, at, depth=8):
     """``expr`` (at ``at``) is divided on every path that reaches it: it
     divides, or each binding of a name it reads does (``if post: sums =
     [s / N ...]`` then the apply of ``sums`` leaves the other path
