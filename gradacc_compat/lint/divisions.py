@@ -99,8 +99,10 @@ def _foreign_argument(index, value, node):
 
 
 def _empty(value):
-    """``[]``, ``()``, ``{}`` or ``None``: a binding no gradient comes by
-    (``pairs = []`` before ``pairs.append((g / N, v))``)."""
+    """``[]``, ``()``, ``{}`` or ``None`` (or a tuple of them): a binding no
+    gradient comes by (``pairs = []`` before ``pairs.append((g / N, v))``)."""
+    if isinstance(value, ast.Tuple) and value.elts:  # (``grads, heads = [], []``)
+        return all(_empty(e) for e in value.elts)
     if isinstance(value, (ast.List, ast.Tuple, ast.Dict)):
         return not (getattr(value, "elts", None) or getattr(value, "keys", None))
     return getattr(value, "value", 0) is None or getattr(value, "id", "") == "None"

@@ -157,7 +157,7 @@ class Index(Scopes, Accumulates):
                     arg = kw.value
             if arg is None:
                 continue
-            keys, chain = self.sources(arg, node, refine=True)
+            keys, chain = self.sources(arg, node, depth=8, refine=True)
             found.append(Apply(node, self.function_of(node), keys, chain))
         return found
 

@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import counters, flow
+from gradacc_compat.lint import apart, counters, flow
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_name, increment,
                                        modulo_tested, number)
@@ -52,19 +52,6 @@ class Irregular(object):
                 if not tests:
                     todo.append((index.function_of(call), hops + 1))
         return found
-
-    def _accumulated_apart(self, branch, apply):
-        """``if ...: accumulate / else: apply``: the micro-batch of a step
-        that applies is never added (its gradient is lost, cycles of N - 1
-        micro-batches), unless the apply's branch adds it too."""
-        def holds(statements):
-            return any(a.node is n or any(a.node is m for m in ast.walk(n))
-                       for n in statements for a in adds)
-        adds = [a for a in self.index.accumulates if a.key in apply.keys]
-        if adds and holds(branch.body) and not holds(branch.orelse):
-            return ("it applies in the `else` of the branch that accumulates: the "
-                    "micro-batch of each step that applies is never added (cycles of N - 1)")
-        return None
 
     def passed(self, test, apply):
         """``[(node, why)]`` where ``test`` reads a parameter of the function
@@ -113,11 +100,9 @@ class Irregular(object):
 
     def why(self, test, apply):
         """Why ``test`` lets the first cycle be shorter or longer than N."""
-        branch = self.index.parents.get(test)
-        if isinstance(branch, ast.If) and any(
-                apply.node is n or any(apply.node is m for m in ast.walk(n))
-                for n in branch.orelse):
-            return self._accumulated_apart(branch, apply)
+        decided, why = apart.branch_without_add(self.index, test, apply)
+        if decided:
+            return why
         for node in ast.walk(test):
             if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
                 for value in node.values:
