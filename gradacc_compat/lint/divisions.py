@@ -231,13 +231,18 @@ def _helper_divides(index, add):
 
 
 def _divided_before(index, add):
-    """``grad /= N`` on the name ``add`` adds, earlier in its function."""
+    """``grad /= N`` on the name ``add`` adds, earlier in its function, or
+    ``grads[i] = grads[i] / N`` (``= self.scale * grads[i]``) on an item of it."""
     names = set(n.id for n in ast.walk(add.value) if isinstance(n, ast.Name))
     divisions = index.memo(("/=", id(add.function)), lambda: [
-        n for n in index.statements_of(add.function)
+        (n.target.id, n) for n in index.statements_of(add.function)
         if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Div)
-        and isinstance(n.target, ast.Name)])
-    return any(n.target.id in names and n.lineno < add.node.lineno for n in divisions)
+        and isinstance(n.target, ast.Name)] + [
+        (n.targets[0].value.id, n) for n in index.statements_of(add.function)
+        if isinstance(n, ast.Assign) and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Subscript) and isinstance(n.targets[0].value, ast.Name)
+        and (is_division(n.value) or _weighted(n.value))])
+    return any(name in names and n.lineno < add.node.lineno for name, n in divisions)
 
 
 def normalized_in_place(index, keys, by_n=False):
