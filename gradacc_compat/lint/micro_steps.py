@@ -34,6 +34,7 @@ def check_module(index, report):
     branches.skipped_steps(index, report)
     branches.double_counted(index, report)
     session_loops.partial_cycles(index, report)
+    session_loops.short_cycles(index, report)
     masked.masked_sums(index, report)
     masked.zero_updates(index, report)
     keras_updates.get_updates(index, report)

@@ -2,7 +2,9 @@
 every batch and ``sess.run(train_op)`` when ``step % N`` says so, in a loop
 over one epoch whose counter starts again at 0 each epoch, with nothing
 run after it: the last partial cycle of each epoch is zeroed by the next
-one (or carried into it) instead of applied.
+one (or carried into it) instead of applied. And GAC109: ``for _ in
+range(N - 1): sess.run(accum_ops)`` and then a run of an apply op that
+adds nothing: the batch that run reads is not in the sums.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -10,12 +12,12 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, with_contexts
 from gradacc_compat.lint.exprs import number
 from gradacc_compat.lint.scopes import LOOPS
-from gradacc_compat.lint.session_runs import fetched, is_session_run
+from gradacc_compat.lint.session_runs import fetched, is_session_run, runs_of
 
-__all__ = ["partial_cycles"]
+__all__ = ["partial_cycles", "short_cycles"]
 
 _APPLY_WORDS = ("train", "apply", "update", "optim", "step")
 
@@ -75,3 +77,44 @@ def _restarts(index, counter, loop, outer):
     return any(isinstance(n, ast.Assign) and number(n.value) == 0 and n.lineno < loop.lineno
                and any(getattr(t, "id", None) == counter for t in n.targets)
                and index.loop_of(n) is outer for n in ast.walk(outer))
+
+
+def short_cycles(index, report):
+    for apply in index.applies:
+        if not apply.keys & index.accumulators or _after_adds(index, apply.node):
+            continue
+        for run in runs_of(index, apply.node):
+            statement = next(up for up in [run] + list(index.ancestors(run))
+                             if isinstance(up, ast.stmt))
+            before = _previous(index, statement)
+            if isinstance(before, ast.For) and _one_less(before.iter) and all(
+                    any("accum" in w for w in fetched(r)) for r in ast.walk(before)
+                    if is_session_run(r)) and any(is_session_run(r) for r in ast.walk(before)) \
+                    and not any("accum" in w for w in fetched(run)):
+                report(run, "GAC109", "the apply op runs after N - 1 runs of the accumulation "
+                       "and adds nothing itself: the batch its run reads is not in the sums")
+
+
+def _one_less(node):
+    """``range(X - 1)``."""
+    return method(node) == "range" and len(node.args) == 1 and isinstance(
+        node.args[0], ast.BinOp) and isinstance(node.args[0].op, ast.Sub) \
+        and number(node.args[0].right) == 1
+
+
+def _previous(index, statement):
+    parent = index.parents.get(statement)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None) or []
+        for i, s in enumerate(block):
+            if s is statement:
+                return block[i - 1] if i else None
+    return None
+
+
+def _after_adds(index, node):
+    """The op is built under ``tf.control_dependencies`` of the adds (or of
+    any op named for accumulation): its run adds its batch first."""
+    return any("accum" in (dotted_name(n) or "").lower() or any(
+        a.node is n for a in index.accumulates)
+        for up in index.ancestors(node) for c in with_contexts(up) for n in ast.walk(c))
