@@ -34,12 +34,26 @@ def skipped_steps(index, report):
         if position is None or _overflow_test(index, predicate, call):
             continue  # (skipping the apply on an overflow is no micro-step)
         counted = set(dotted_name(n) for n in ast.walk(predicate))
+        tested = set(dotted_name(n) for t in _with_bindings(index, predicate, call)
+                     for n in ast.walk(t))
         skip = cond_branches(call)[1 - position]
+        applied = _runs(index, cond_branches(call)[position])
         for node in _runs(index, skip):
             counter = increment(node)
-            if counter and counter not in counted:
+            if counter and counter in tested and not _advanced(applied, counter):
+                report(node, "GAC109", "`%s` decides the cycle but advances only on the steps "
+                       "that do not apply: once it reaches a multiple of N it stays there, "
+                       "and every later step applies" % counter)
+            elif counter and counter not in counted:
                 report(node, "GAC107", counter,
                        "the `tf.cond` branch")
+
+
+def _advanced(nodes, counter):
+    """Among ``nodes``, an increment of ``counter`` or an apply handed the
+    ``global_step`` (which advances it)."""
+    return any(increment(n) == counter or isinstance(n, ast.Call) and method(n) in _APPLIES and (
+        any(k.arg == "global_step" for k in n.keywords) or len(n.args) > 1) for n in nodes)
 
 
 def double_counted(index, report):
@@ -70,11 +84,15 @@ def double_counted(index, report):
 def _overflow_test(index, predicate, call):
     """The test skips the update when the gradients overflow (``tf.is_inf``,
     ``has_nans``; mixed precision), read through the names it is made of."""
-    tests = [predicate] + [value for n in ast.walk(predicate) if isinstance(n, ast.Name)
-                           for value, _ in index.values_of(n.id, call)]
-    words = set(w for t in tests for n in ast.walk(t)
+    words = set(w for t in _with_bindings(index, predicate, call) for n in ast.walk(t)
                 for w in re.split(r"[._]", (dotted_name(n) or "").lower()))
     return bool(words & _OVERFLOW)
+
+
+def _with_bindings(index, predicate, call):
+    """The predicate and what the names in it are bound to (one hop)."""
+    return [predicate] + [value for n in ast.walk(predicate) if isinstance(n, ast.Name)
+                          for value, _ in index.values_of(n.id, call)]
 
 
 def _predicate(call):
