@@ -1,7 +1,8 @@
 """``lint``'s GAC109 for an apply in the branch of an ``if`` that does not
 accumulate (``if counter < N: sums += g / else: apply(sums)``, either way
 round): the micro-batch of each step that applies is never added, or it
-only starts the next cycle.
+only starts the next cycle; and ``if step == 0: build(...) elif (step + 1)
+% N == 0: apply`` whose first step adds nothing (the first cycle is N - 1).
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -9,9 +10,11 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.exprs import accumulation, no_accumulation
+from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, compared_to_zero,
+                                       modulo_tested, no_accumulation)
 
-__all__ = ["branch_without_add"]
+__all__ = ["branch_without_add", "first_step_elsewhere"]
 
 
 def branch_without_add(index, test, apply):
@@ -56,3 +59,33 @@ def _apart(index, adding, applying, apply):
                 "next cycle with it: the first cycle holds N - 1 micro-batches")
     return ("it applies in the branch that does not accumulate: the micro-batch of "
             "each step that applies is never added (cycles of N - 1)")
+
+
+def first_step_elsewhere(index, test, apply):
+    """``test`` is the ``(step + 1) % N == 0`` of an ``elif`` after ``if
+    step == 0:``, a branch that adds nothing (it builds the model, say):
+    the first cycle holds N - 1 micro-batches."""
+    branch = index.parents.get(test)
+    outer = index.parents.get(branch)
+    if not (isinstance(branch, ast.If) and isinstance(outer, ast.If)
+            and len(outer.orelse) == 1 and outer.orelse[0] is branch):
+        return None
+    zero, modulo = compared_to_zero(outer.test), modulo_tested(test)
+    name = dotted_name(zero) if zero is not None else None
+    left = getattr(modulo, "left", None)
+    if not name or not (isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add)
+                        and dotted_name(left.left) == name) or _adds_in(index, outer.body):
+        return None
+    return ("step 0 takes the branch `%s == 0`, which adds nothing: the first cycle "
+            "holds N - 1 micro-batches" % name)
+
+
+def _adds_in(index, statements):
+    """An accumulation in ``statements``, or in a function they call (or a
+    gradient taken there: what it is for, lint may not see)."""
+    nodes = [n for s in statements for n in ast.walk(s)]
+    ids = set(id(n) for n in nodes)
+    callees = [index.callee(n) for n in nodes if isinstance(n, ast.Call)]
+    called = set(id(f) for f in callees if f is not None)
+    return any(id(a.node) in ids or id(a.function) in called for a in index.accumulates) or any(
+        method(n) in GRADIENT_CALLS for f in callees if f is not None for n in ast.walk(f))

@@ -131,6 +131,11 @@ def _stale_state(nodes, report):
         returned = set(n.id for r in walk(function, FUNCTIONS) if isinstance(r, ast.Return)
                        and r.value is not None for n in ast.walk(r.value)
                        if isinstance(n, ast.Name))
+        # (sums the function applies on every call, not under an ``if``, are
+        # not lost with the trace)
+        returned |= set(n.id for s in getattr(function, "body", []) if isinstance(s, ast.Expr)
+                        and method(s.value) == "apply_gradients" for n in ast.walk(s.value)
+                        if isinstance(n, ast.Name))
         for node in walk(function, FUNCTIONS):
             if node is function:
                 continue

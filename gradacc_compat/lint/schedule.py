@@ -103,6 +103,9 @@ class Irregular(object):
         decided, why = apart.branch_without_add(self.index, test, apply)
         if decided:
             return why
+        first = apart.first_step_elsewhere(self.index, test, apply)
+        if first:
+            return first
         for node in ast.walk(test):
             if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
                 for value in node.values:
