@@ -12,7 +12,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import (dotted_name, method, parameter_names, string_of,
                                               update_hooks)
-from gradacc_compat.lint.exprs import divides_by_n, is_division, loads, n_names
+from gradacc_compat.lint.exprs import accumulation, divides_by_n, is_division, loads, n_names
 from gradacc_compat.lint.accumulates import HELPER_ADDS, HELPER_READS
 
 __all__ = ["divides", "divided_at_add", "in_update_hook", "lr_compensated",
@@ -44,7 +44,7 @@ def on_every_path(index, expr, at, depth=8):
 
 
 def _on_every_path(index, expr, at, depth, bound, walking):
-    if divides(index, expr):
+    if divides(index, expr) or _divides_when_called(index, expr):
         return True
     if depth <= 0:
         return False
@@ -80,6 +80,15 @@ def _on_every_path(index, expr, at, depth, bound, walking):
             ("every path",) + key + (load.id,), lambda v=v, node=node, key=key: _on_every_path(
                 index, v, node, left, load.id, walking | frozenset([key])))
             for v, node, key in ((v, node, (id(v), id(node), left)) for v, node in values)]
+        # (``if accum_steps > 1: grads = [g / N ...]``: the path around it
+        # runs when N is 1, where dividing changes nothing)
+        guards = [up.lineno for d, (_, node) in zip(divided, values) if d
+                  for up in index.ancestors(node) if isinstance(up, ast.If)
+                  and accumulation(up.test) and any(node is n for s in up.body
+                                                    for n in ast.walk(s))]
+        if guards:
+            kept = [i for i, (_, node) in enumerate(values) if node.lineno >= min(guards)]
+            divided, values = [divided[i] for i in kept], [values[i] for i in kept]
         # (what is appended to one list, ``pairs.append((g / N, v))`` and
         # ``pairs.append((None, v))`` for a missing gradient, is one path)
         appended = [d for d, (_, node) in zip(divided, values)
@@ -89,6 +98,24 @@ def _on_every_path(index, expr, at, depth, bound, walking):
         if values and all(others) and (not appended or any(appended)):
             return True
     return False
+
+
+def _divides_when_called(index, expr):
+    """``expr`` calls a function of the file (a def, or a lambda bound to a
+    name: ``scale = lambda L: [x / N for x in L]``) whose every returned
+    value divides."""
+    if not isinstance(expr, ast.Call):
+        return False
+    function = index.callee(expr)
+    if function is not None:
+        bodies = [n.value for n in index.statements_of(function)
+                  if isinstance(n, ast.Return) and n.value is not None]
+    elif isinstance(expr.func, ast.Name):
+        bodies = [v.body for v, _ in index.values_of(expr.func.id, expr)
+                  if isinstance(v, ast.Lambda)]
+    else:
+        bodies = []
+    return bool(bodies) and all(divides(index, b) for b in bodies)
 
 
 def _foreign_argument(index, value, node):
