@@ -2,7 +2,9 @@
 accumulate (``if counter < N: sums += g / else: apply(sums)``, either way
 round): the micro-batch of each step that applies is never added, or it
 only starts the next cycle; and ``if step == 0: build(...) elif (step + 1)
-% N == 0: apply`` whose first step adds nothing (the first cycle is N - 1).
+% N == 0: apply`` whose first step adds nothing (the first cycle is N - 1);
+and sums made anew from the micro-batch, just before the apply, under the
+same test (each apply holds one micro-batch).
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -10,11 +12,12 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
+from gradacc_compat.lint import parameters
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, compared_to_zero,
-                                       modulo_tested, no_accumulation)
+                                       modulo_tested, no_accumulation, reads_modulo)
 
-__all__ = ["branch_without_add", "first_step_elsewhere"]
+__all__ = ["branch_without_add", "first_step_elsewhere", "reset_before"]
 
 
 def branch_without_add(index, test, apply):
@@ -89,3 +92,34 @@ def _adds_in(index, statements):
     called = set(id(f) for f in callees if f is not None)
     return any(id(a.node) in ids or id(a.function) in called for a in index.accumulates) or any(
         method(n) in GRADIENT_CALLS for f in callees if f is not None for n in ast.walk(f))
+
+
+def reset_before(index, test, apply):
+    """``if c % N == 0: sums = grads / else: sums += grads``, then ``if c %
+    N == 0 [and c != 0]: apply(sums)``: in the pass that applies, the sums
+    were just made anew from that micro-batch alone."""
+    branch = index.parents.get(test)
+    block = _block_of(index, branch) if isinstance(branch, ast.If) else None
+    if block is None or not reads_modulo(test):
+        return None
+    parts = set(ast.dump(p) for p in [test] + list(getattr(test, "values", [])))
+    keys = apply.keys & index.accumulators
+    for earlier in block:
+        if earlier is branch:
+            break
+        if isinstance(earlier, ast.If) and ast.dump(earlier.test) in parts and any(
+                isinstance(n, ast.Assign) and any(index.key(t) in keys for t in n.targets)
+                and parameters.differentiated(index, n.value)
+                for s in earlier.body for n in ast.walk(s)):
+            return ("the sums are made anew under the same test just before, in the "
+                    "same step: each apply holds that one micro-batch")
+    return None
+
+
+def _block_of(index, statement):
+    parent = index.parents.get(statement)
+    for field in ("body", "orelse"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and any(s is statement for s in block):
+            return block
+    return None

@@ -103,7 +103,8 @@ class Irregular(object):
         decided, why = apart.branch_without_add(self.index, test, apply)
         if decided:
             return why
-        first = apart.first_step_elsewhere(self.index, test, apply)
+        first = apart.first_step_elsewhere(self.index, test, apply) or \
+            apart.reset_before(self.index, test, apply)
         if first:
             return first
         for node in ast.walk(test):
