@@ -14,10 +14,10 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, with_contexts
-from gradacc_compat.lint.exprs import divides_by_n, increment, mod_parts, number
+from gradacc_compat.lint.exprs import any_increment, divides_by_n, increment, mod_parts, number
 
-__all__ = ["aliased_iterations", "decayed_lr", "never_advanced", "own_iterations",
-           "step_counter"]
+__all__ = ["aliased_iterations", "decayed_lr", "made_zero_advanced_after", "never_advanced",
+           "own_iterations", "step_counter"]
 
 _LOGS = ("print", "info", "debug", "warning", "log", "format", "set_description",
          "set_postfix", "scalar", "add_scalar", "write", "str", "int", "float")
@@ -218,3 +218,17 @@ def _zero(value):
             and value.args:
         value = value.args[0]
     return number(value) == 0 or method(value) in ("zeros_like", "zeros")
+
+
+def made_zero_advanced_after(index, counter, at):
+    """``counter`` made 0 outside the loop around ``at`` and advanced in it,
+    only after ``at``: ``at`` sees 0 on the loop's first pass."""
+    loop = index.loop_of(at)
+    if loop is None:
+        return False
+    assigned = index.assignments(index.binder(counter, at))
+    starts = [number(value) for value, node in assigned.get(counter, ())
+              if not any(up is loop for up in index.ancestors(node))]
+    moves = [n for n in index.statements_of(index.function_of(at))
+             if any_increment(n) == counter and any(up is loop for up in index.ancestors(n))]
+    return starts == [0] and bool(moves) and all(n.lineno > at.lineno for n in moves)

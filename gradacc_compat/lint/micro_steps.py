@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import (branches, counters, discarded, epochs, exhausted, first_update,
-                                 keras_updates, masked, prebuilt, schedule, session_loops,
+                                 fed, keras_updates, masked, prebuilt, session_loops,
                                  unused_flags)
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import dotted_name, method
@@ -30,11 +30,12 @@ def check_module(index, report):
     counters.aliased_iterations(index, report)
     counters.decayed_lr(index, report)
     _running_means(index, report)
-    schedule.fed_decisions(index, report)
+    fed.fed_decisions(index, report)
     branches.skipped_steps(index, report)
     branches.double_counted(index, report)
     session_loops.partial_cycles(index, report)
     session_loops.short_cycles(index, report)
+    session_loops.counted_with_adds(index, report)
     masked.masked_sums(index, report)
     masked.zero_updates(index, report)
     keras_updates.get_updates(index, report)

@@ -13,9 +13,9 @@ import ast
 from gradacc_compat.lint import apart, counters, flow
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_name, increment,
-                                       modulo_tested, number)
+                                       number)
 
-__all__ = ["Irregular", "fed_decisions"]
+__all__ = ["Irregular"]
 
 
 class Irregular(object):
@@ -107,8 +107,10 @@ class Irregular(object):
             apart.reset_before(self.index, test, apply)
         if first:
             return first
+        looping = isinstance(self.index.parents.get(test), ast.While)
         for node in ast.walk(test):
-            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            # (``while n < steps or steps == 0`` runs the loop; it applies nothing)
+            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and not looping:
                 for value in node.values:
                     if isinstance(value, ast.Compare) and len(value.ops) == 1 \
                             and isinstance(value.ops[0], ast.Eq) \
@@ -137,6 +139,9 @@ class Irregular(object):
         advanced after it (N + 1); ``count > N`` from 0 advanced before it
         (N + 1). The advance may be in the function that calls the test's."""
         for node in ast.walk(test):
+            last = self._last_of_cycle(node, test)
+            if last:
+                return last
             if isinstance(node, ast.Compare) and len(node.ops) == 1 \
                     and isinstance(node.ops[0], (ast.Eq, ast.GtE, ast.Gt)):
                 counter, other, strict = node.left, node.comparators[0], \
@@ -162,6 +167,29 @@ class Irregular(object):
                     name, ">" if strict else "==", name, start, "before" if before else "after",
                     "-" if length < 0 else "+")
         return None
+
+    def _last_of_cycle(self, node, test):
+        """``count % N == N - 1`` with ``count`` from 0 advanced before the
+        test (or from 1): the first cycle is short."""
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1
+                and isinstance(node.ops[0], ast.Eq) and isinstance(node.left, ast.BinOp)
+                and isinstance(node.left.op, ast.Mod)):
+            return None
+        other = node.comparators[0]
+        if not (isinstance(other, ast.BinOp) and isinstance(other.op, ast.Sub)
+                and number(other.right) == 1
+                and dotted_name(other.left) == dotted_name(node.left.right)):
+            return None
+        name = dotted_name(node.left.left)
+        before = self._advanced_before(name, test) if name else None
+        start = self._initial(name) if name else None
+        if before is None or start not in (0, 1):
+            return None
+        short = 1 + start - (0 if before else 1)  # the first cycle is N - short
+        return "`%s %% N == N - 1` with `%s` from %d, advanced %s the test: the first " \
+            "cycle is %d micro-batch%s short" % (name, name, start, "before" if before
+                                                 else "after", short, "" if short == 1 else
+                                                 "es") if short else None
 
     def _advanced_before(self, name, test):
         """Whether ``name`` is advanced before ``test`` in its function (or
@@ -271,7 +299,7 @@ class Irregular(object):
     def _counted_after(self, counter, apply):
         """A Python counter made 0 and advanced after the ``% N`` test in the
         loop around the apply: the test sees 0 on the first micro-batch."""
-        if _made_zero_advanced_after(self.index, counter.id, apply.node):
+        if counters.made_zero_advanced_after(self.index, counter.id, apply.node):
             return ("`%s %% N == 0` with `%s` made 0 and advanced after the test: the first "
                     "cycle is one micro-batch" % (counter.id, counter.id))
         return None
@@ -295,44 +323,3 @@ class Irregular(object):
             return ("`%s %% N == 0` with `%s` made 0 and advanced after the test: the first "
                     "cycle is one micro-batch" % (name, name))
         return None
-
-
-_DECIDES = ("skip", "apply", "update", "accumulate_only")
-
-
-def fed_decisions(index, report):
-    """GAC109 where the apply is decided by a value fed to the graph
-    (``feed_dict[model.skip_update_ph] = step % N != 0``) from a Python
-    counter made 0 and advanced after the feed: step 0 applies after one
-    micro-batch, before the regular cycles start."""
-    for node in index.assigns:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Subscript)):
-            continue
-        key = node.targets[0].slice
-        if type(key).__name__ == "Index":  # (Python < 3.9)
-            key = key.value
-        name = (dotted_name(key) or "").split(".")[-1].lower()
-        modulo = modulo_tested(node.value, (ast.Eq, ast.NotEq))
-        if not any(word in name for word in _DECIDES) or modulo is None \
-                or not isinstance(modulo.left, ast.Name):
-            continue
-        counter = modulo.left.id
-        if _made_zero_advanced_after(index, counter, node):
-            report(node, "GAC109", "`%s %% N` decides the update fed to `%s` with `%s` made 0 "
-                   "and advanced after it: the first update comes after one micro-batch"
-                   % (counter, name, counter))
-
-
-def _made_zero_advanced_after(index, counter, at):
-    """``counter`` made 0 outside the loop around ``at`` and advanced in it,
-    only after ``at``: ``at`` sees 0 on the loop's first pass."""
-    loop = index.loop_of(at)
-    if loop is None:
-        return False
-    assigned = index.assignments(index.binder(counter, at))
-    starts = [number(value) for value, node in assigned.get(counter, ())
-              if not any(up is loop for up in index.ancestors(node))]
-    moves = [n for n in index.statements_of(index.function_of(at))
-             if any_increment(n) == counter and any(up is loop for up in index.ancestors(n))]
-    return starts == [0] and bool(moves) and all(n.lineno > at.lineno for n in moves)

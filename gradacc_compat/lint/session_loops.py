@@ -4,7 +4,9 @@ over one epoch whose counter starts again at 0 each epoch, with nothing
 run after it: the last partial cycle of each epoch is zeroed by the next
 one (or carried into it) instead of applied. And GAC109: ``for _ in
 range(N - 1): sess.run(accum_ops)`` and then a run of an apply op that
-adds nothing: the batch that run reads is not in the sums.
+adds nothing: the batch that run reads is not in the sums. And GAC107: a
+run that fetches the accumulation op with an op that advances
+``global_step``, every micro-step.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -13,11 +15,11 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method, with_contexts
-from gradacc_compat.lint.exprs import number
+from gradacc_compat.lint.exprs import increment, number
 from gradacc_compat.lint.scopes import LOOPS
 from gradacc_compat.lint.session_runs import fetched, is_session_run, runs_of
 
-__all__ = ["partial_cycles", "short_cycles"]
+__all__ = ["counted_with_adds", "partial_cycles", "short_cycles"]
 
 _APPLY_WORDS = ("train", "apply", "update", "optim", "step")
 
@@ -118,3 +120,37 @@ def _after_adds(index, node):
     return any("accum" in (dotted_name(n) or "").lower() or any(
         a.node is n for a in index.accumulates)
         for up in index.ancestors(node) for c in with_contexts(up) for n in ast.walk(c))
+
+
+def counted_with_adds(index, report):
+    if not index.accumulators:
+        return
+    ops = {}  # the name an op that advances global_step is bound to -> the counter
+    for node in index.assigns:
+        counter = increment(node.value) if isinstance(node, ast.Assign) else None
+        if counter and "global_step" in counter and len(node.targets) == 1:
+            ops[dotted_name(node.targets[0])] = counter
+    if not ops:
+        return
+    for run in (n for n in index.calls if is_session_run(n) and n.args):
+        names = _fetched_names(index, run)
+        words = [name.split(".")[-1].lower() for name in names]
+        counted = [ops[name] for name in names if name in ops]
+        if counted and any("accum" in w or w.startswith("grad") for w in words) and not any(
+                w.startswith(("train", "apply", "update", "optim")) for w in words):
+            report(run, "GAC107", counted[0], "the hand-rolled apply")
+
+
+def _fetched_names(index, run):
+    """The dotted names ``run`` fetches, and those a fetched local list is
+    made of (``ops = [loss]; ops += [grad_op, step_op]``)."""
+    names = set(dotted_name(n) for n in ast.walk(run.args[0])
+                if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n))
+    scope = index.statements_of(index.function_of(run))
+    for node in scope:
+        if isinstance(node, (ast.Assign, ast.AugAssign)) and any(
+                isinstance(t, ast.Name) and t.id in names
+                for t in getattr(node, "targets", [getattr(node, "target", None)])):
+            names |= set(dotted_name(n) for n in ast.walk(node.value)
+                         if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n))
+    return names
