@@ -14,7 +14,8 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, with_contexts
-from gradacc_compat.lint.exprs import any_increment, divides_by_n, increment, mod_parts, number
+from gradacc_compat.lint.exprs import (any_increment, divides_by_n, increment, made_zero, mod_parts,
+                                       number)
 
 __all__ = ["aliased_iterations", "decayed_lr", "made_zero_advanced_after", "never_advanced",
            "own_iterations", "step_counter"]
@@ -199,25 +200,16 @@ def never_advanced(index, test, name):
         parent = parents.get(node)
         if isinstance(parent, ast.Assign) and node in parent.targets:
             made = made or method(parent.value) == "Variable"
-            if not _zero(parent.value):
+            if not made_zero(parent.value):
                 return False
         elif isinstance(parent, ast.Attribute) and parent.attr == "assign":
             call = parents.get(parent)
-            if not (isinstance(call, ast.Call) and call.args and _zero(call.args[0])):
+            if not (isinstance(call, ast.Call) and call.args and made_zero(call.args[0])):
                 return False
         elif not isinstance(parent, ast.Compare) and not (
                 isinstance(parent, ast.Call) and method(parent) in ("equal", "greater_equal")):
             return False
     return made
-
-
-def _zero(value):
-    """``0``, ``tf.Variable(0, ...)``, ``tf.Variable(tf.constant(0, ...))``,
-    ``tf.zeros_like(x)``."""
-    while isinstance(value, ast.Call) and method(value) in ("Variable", "constant", "cast") \
-            and value.args:
-        value = value.args[0]
-    return number(value) == 0 or method(value) in ("zeros_like", "zeros")
 
 
 def made_zero_advanced_after(index, counter, at):

@@ -14,7 +14,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.scopes import LOOPS, RUNS
-from gradacc_compat.lint.exprs import last_batch, mod_parts, number
+from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts
 
 __all__ = ["carried_cycles"]
 
@@ -161,11 +161,11 @@ def _kept_counting(index, inner, gated):
 
 
 def _resets(node, name):
-    """``name = 0`` or ``name.assign(0)``."""
+    """``name = 0`` or ``name.assign(0)`` (or zeros of any other make)."""
     if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets):
-        return number(node.value) == 0
+        return made_zero(node.value)
     return method(node) == "assign" and isinstance(node.func, ast.Attribute) \
-        and dotted_name(node.func.value) == name and bool(node.args) and number(node.args[0]) == 0
+        and dotted_name(node.func.value) == name and bool(node.args) and made_zero(node.args[0])
 
 
 def _made_anew(index, name, inner, outer):

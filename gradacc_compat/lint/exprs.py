@@ -13,7 +13,7 @@ from gradacc_compat.lint.ast_helpers import dotted_name, method
 
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
            "counter_name", "divides_by_n", "increment", "is_division", "is_scaling", "last_batch",
-           "literal", "loads", "mean_of_terms", "mod_parts", "modulo_tested", "n_names", "no_accumulation",
+           "literal", "loads", "made_zero", "mean_of_terms", "mod_parts", "modulo_tested", "n_names", "no_accumulation",
            "number", "outside_gradients", "reads_modulo"]
 
 #: Calls whose function arguments run conditionally (branches).
@@ -126,6 +126,15 @@ def number(node):
     """The value of a literal number (not ``True`` nor ``False``), else None."""
     value = literal(node)
     return value if isinstance(value, numbers.Number) and not isinstance(value, bool) else None
+
+
+def made_zero(value):
+    """``0``, ``tf.Variable(0, ...)``, ``tf.Variable(tf.constant(0, ...))``,
+    ``tf.zeros_like(x)``: a value that starts (or starts again) at zero."""
+    while isinstance(value, ast.Call) and method(value) in ("Variable", "constant", "cast") \
+            and value.args:
+        value = value.args[0]
+    return number(value) == 0 or method(value) in ("zeros_like", "zeros")
 
 
 def compared_to_zero(node, ops=(ast.Eq,)):
