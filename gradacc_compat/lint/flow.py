@@ -264,16 +264,24 @@ class Index(Scopes, Accumulates):
                     found.append((gen.iter, up))
             if found or isinstance(up, FUNCTIONS):
                 break
-        if found:
-            return found
         binder = self.binder(name, at)
         assigned = self.assignments(binder)
         around = set(id(up) for up in self.ancestors(at)) | set([id(at)])
+        # (``for i, g in enumerate(grads): g = clip(g); acc.assign_add(g)``:
+        # a loop variable rebound in the body before ``at`` is that binding)
+        loop = found[0][1] if found and isinstance(found[0][1], ast.For) else None
+        if found and (loop is None or not any(
+                loop.lineno < node.lineno <= at.lineno and id(node) not in around
+                and any(up is loop for up in self.ancestors(node))
+                for _, node in assigned.get(name, ()))):
+            return found
+        loop_pair, found = (found[0] if found else None), []
         # (the bindings before ``at``, latest first; whether one is cut off
         # by a ``return`` is asked only of those the search reaches: a
         # script's top level can bind a name hundreds of times)
         before = sorted([(value, node) for value, node in assigned.get(name, ())
-                         if node.lineno <= at.lineno and id(node) not in around],
+                         if node.lineno <= at.lineno and id(node) not in around and (
+                             loop is None or any(up is loop for up in self.ancestors(node)))],
                         key=lambda pair: pair[1].lineno)
         reaching = lambda pair: not self._returned_apart(pair[1], around)
         last = next((pair[1] for pair in reversed(before) if reaching(pair)
@@ -288,6 +296,9 @@ class Index(Scopes, Accumulates):
                          if isinstance(pair[1], ast.Assign))
             found = [pair for pair in found if pair is not None]
             found.extend(self._around_if(name, last, found, around))
+        if loop_pair is not None and (last is None or any(
+                isinstance(up, ast.If) for up in self._ancestors_to(last, loop))):
+            found.append(loop_pair)  # (rebound under an ``if``: the loop's own value too)
         since = max([pair[1].lineno for pair in found] or [0])
         found.extend((node.args[-1], node) for node in self.appends(binder).get(name, ())
                      if since <= node.lineno <= at.lineno)
