@@ -25,9 +25,10 @@ def skipped_steps(index, report):
     conds = [c for c in index.calls if method(c) == "cond" and cond_branches(c)[0] is not None]
     applying = {}  # the predicate's dump -> the position of the branch that applies
     for call in conds:
-        for position, branch in enumerate(cond_branches(call)):
-            if _applies(index, branch):
-                applying[ast.dump(_predicate(call))] = position
+        sides = [position for position, branch in enumerate(cond_branches(call))
+                 if branch is not None and _applies(index, branch)]
+        if len(sides) == 1:  # (``tf.cond(n == 1, plain_step, accumulating_step)``: no skip)
+            applying[ast.dump(_predicate(call))] = sides[0]
     for call in conds:
         predicate = _predicate(call)
         position = applying.get(ast.dump(predicate))

@@ -13,7 +13,7 @@ import ast
 from gradacc_compat.lint import apart, counters, flow
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_name, increment,
-                                       number)
+                                       number, reads_modulo)
 
 __all__ = ["Irregular"]
 
@@ -40,8 +40,10 @@ class Irregular(object):
             for call in self._calls_of(function):
                 here = flow.Apply(call, index.function_of(call), apply.keys, apply.chain)
                 tests = self._local_tests(call)
-                if index.branch_call(function) is call and call.args:
-                    tests.insert(0, call.args[0])  # tf.cond(pred, apply_fn, ...)
+                predicate = call.args[0] if call.args else next(
+                    (k.value for k in call.keywords if k.arg == "pred"), None)
+                if index.branch_call(function) is call and predicate is not None:
+                    tests.insert(0, predicate)  # tf.cond(pred, apply_fn, ...)
                 for test in tests:
                     why = self.why(test, here)
                     if why:
@@ -49,9 +51,18 @@ class Irregular(object):
                         found.append((statement if isinstance(statement, ast.stmt) else call,
                                       why))
                         break
-                if not tests:
+                # (``if loss_scaler:`` decides no cycle: the caller's tests may)
+                if not any(self._decides_cycle(t, call) for t in tests):
                     todo.append((index.function_of(call), hops + 1))
         return found
+
+    def _decides_cycle(self, test, at):
+        """A test that compares or takes a modulo (or a name bound to one)."""
+        tests = [test] + ([v for v, _ in self.index.values_of(test.id, at)]
+                          if isinstance(test, ast.Name) else [])
+        return any(reads_modulo(t) or any(isinstance(n, ast.Compare) or method(n) in (
+            "equal", "less", "greater", "greater_equal", "less_equal") for n in ast.walk(t))
+            for t in tests)
 
     def passed(self, test, apply):
         """``[(node, why)]`` where ``test`` reads a parameter of the function
@@ -108,7 +119,12 @@ class Irregular(object):
         if first:
             return first
         looping = isinstance(self.index.parents.get(test), ast.While)
-        for node in ast.walk(test):
+        # (``pred = tf.equal(global_step % N, 0)`` then ``tf.cond(pred, ...)``:
+        # the test is what its name is bound to)
+        bound = [v for v, _ in self.index.values_of(test.id, test)] \
+            if isinstance(test, ast.Name) else []
+        for node in list(ast.walk(test)) + [n for v in bound[:1] if len(bound) == 1
+                                            for n in ast.walk(v)]:
             # (``while n < steps or steps == 0`` runs the loop; it applies nothing)
             if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and not looping:
                 for value in node.values:

@@ -4,7 +4,8 @@
 # global_step; the branch that applies calls the inner optimizer without
 # global_step (the caller's is swallowed by **kwargs), so once the step
 # reaches a multiple of iter_size it stays there and every later step
-# applies one micro-batch.
+# applies one micro-batch (and global_step starts at 0: the first already
+# does).
 import tensorflow as tf
 
 
@@ -34,5 +35,5 @@ class AccumulatingOptimizer(tf.train.Optimizer):
                 return tf.group([tf.assign(s, tf.zeros_like(s)) for s in self._sums])
 
         with tf.control_dependencies([tf.group(adds)]):
-            return tf.cond(at_boundary, update,
-                           lambda: tf.group(tf.assign_add(global_step, 1)))  # <- GAC109
+            return tf.cond(pred=at_boundary, true_fn=update,  # <- GAC109
+                           false_fn=lambda: tf.group(tf.assign_add(global_step, 1)))  # <- GAC109

@@ -3,8 +3,10 @@
 # post-processing helper all-reduces them, divides by iter_size times the
 # number of ranks, unscales the loss, adds weight decay and applies LARS,
 # several hops away from the apply; on an overflow the update is skipped
-# and global_step advanced instead (once per cycle either way). The bug:
-# the branch that accumulates advances global_step on every micro-step.
+# and global_step advanced instead (once per cycle either way). The bugs:
+# the branch that accumulates advances global_step on every micro-step,
+# and global_step % iter_size == 0 holds at step 0, so the first update
+# holds one micro-batch.
 import tensorflow as tf
 import horovod.tensorflow as hvd
 
@@ -38,7 +40,7 @@ class LarsAccumulator(tf.train.Optimizer):
                 return tf.group([tf.assign(s, tf.zeros_like(s)) for s in self._sums])
 
         with tf.control_dependencies(adds):
-            return tf.cond(ends_cycle, update,
+            return tf.cond(ends_cycle, update,  # <- GAC109
                            lambda: tf.group(tf.assign_add(global_step, 1)))  # <- GAC107
 
     def _post_process(self, pairs, loss_scale):
