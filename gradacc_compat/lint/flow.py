@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import parameters
+from gradacc_compat.lint import parameters, session_runs
 from gradacc_compat.lint.accumulates import HELPER_READS, Accumulate, Accumulates
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import GRADIENT_CALLS, loads
@@ -23,10 +23,12 @@ _APPLIES = ("apply_gradients", "_apply_gradients", "_resource_apply_dense", "_ap
 class Apply(object):
     """An ``apply_gradients`` at ``node`` in ``function``: ``keys`` are the
     accumulators its gradients come from, ``chain`` the expressions they
-    pass through on the way (the argument, then the local assignments)."""
+    pass through on the way (the argument, then the local assignments);
+    ``fed``, what TF1 session runs feed to the placeholders it applies."""
 
-    def __init__(self, node, function, keys, chain):
+    def __init__(self, node, function, keys, chain, fed=()):
         self.node, self.function, self.keys, self.chain = node, function, keys, chain
+        self.fed = fed  # [(value, run)]: fed to its placeholders by session runs
 
 
 class Index(Scopes, Accumulates):
@@ -158,7 +160,15 @@ class Index(Scopes, Accumulates):
             if arg is None:
                 continue
             keys, chain = self.sources(arg, node, depth=8, refine=True)
-            found.append(Apply(node, self.function_of(node), keys, chain))
+            fed = session_runs.fed(self, node, keys)
+            for value, run in fed:
+                keys = keys | self.sources(value, run)[0]
+            found.append(Apply(node, self.function_of(node), keys, chain, fed))
+        known = set(id(run) for a in found for run in session_runs.runs_of(self, a.node))
+        for run, fed in session_runs.fed_updates(
+                self, set(a.key for a in self.accumulates), known):
+            keys = set(k for value, _ in fed for k in self.sources(value, run)[0])
+            found.append(Apply(run, self.function_of(run), keys, [fed[0][0]], fed))
         return found
 
     def sources(self, expr, at, depth=4, refine=False):

@@ -69,7 +69,8 @@ class _Checks(object):
     # -- GAC101 / GAC108: dividing by N ------------------------------------
     def _division(self, apply, keys, adds):
         index = self.index
-        at_apply = divisions.on_every_path(index, apply.chain[0], apply.node)
+        at_apply = all(divisions.on_every_path(index, value, run) for value, run in apply.fed) \
+            if apply.fed else divisions.on_every_path(index, apply.chain[0], apply.node)
         at_add = any(divisions.divided_at_add(index, a) for a in adds)
         in_place = divisions.normalized_in_place(index, keys | apply.keys)
         loss = any(losses.scaled(index, a) for a in adds)
@@ -83,8 +84,9 @@ class _Checks(object):
             site = (frozenset(keys), id(apply.function if apply.function is not None
                                         else apply.node))
             first = self.undivided.get(site)
-            if first is None or apply.node.lineno < first[0].lineno:
-                self.undivided[site] = (apply.node, name)
+            at = apply.fed[0][1] if apply.fed else apply.node  # (the run that feeds the sums)
+            if first is None or at.lineno < first[0].lineno:
+                self.undivided[site] = (at, name)
         elif loss and any(losses.scaled(index, a, by_n=True) for a in adds) and (
                 any(divides_by_n(e, n_names(index)) for e in apply.chain) or
                 divisions.normalized_in_place(index, keys, by_n=True)):
@@ -247,8 +249,9 @@ class _Checks(object):
                  and loop is not None and any(up is loop for up in index.ancestors(t))]
         if loop is None or isinstance(function, (type(None), ast.Lambda)) or not tests \
                 or ("GAC110", loop.lineno) in reported or index.loop_of(loop) is not None \
-                or exhausted.endless(index, loop):
-            return  # (``while True:`` is no condition; a loop in a loop: ``epochs``)
+                or exhausted.endless(index, loop) or isinstance(loop, ast.While):
+            return  # (``while True:`` is no condition; a loop in a loop: ``epochs``; a
+            # ``while`` loop makes its data as it goes (episodes): no example is left out)
         local = [k for k in keys if k[0] == "name" and k[1] == id(function)]
         if local and not all(self._same_pass(a, loop) or any(
                 index.loop_of(call) is loop for call in index.callers(a.function))

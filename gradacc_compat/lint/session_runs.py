@@ -12,7 +12,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 
-__all__ = ["fetched", "is_session_run", "runs_of"]
+__all__ = ["fed", "fed_updates", "fetched", "is_session_run", "runs_of"]
 
 
 def is_session_run(node):
@@ -80,4 +80,54 @@ def _unpacked(index, name, function):
                 outer = dotted_name(assign.targets[0].elts[position])
                 if outer:
                     found.append((outer, index.function_of(call)))
+    return found
+
+
+def fed(index, node, keys):
+    """``[(value, run)]``: what the session runs of the apply op at
+    ``node`` feed to the placeholders its gradients come from
+    (``sess.run(update, feed_dict={g1: grad_buffer[0], ...})``: sums kept
+    in NumPy)."""
+    found = []
+    for run in runs_of(index, node):
+        feed = run.args[1] if len(run.args) > 1 else next(
+            (k.value for k in run.keywords if k.arg == "feed_dict"), None)
+        feeds = [v for v, _ in index.values_of(feed.id, run)] if isinstance(
+            feed, ast.Name) else [feed]  # (``feed = dict(zip(holders, sums))``)
+        for feed in feeds:
+            found.extend((v, run) for k, v in _feed_pairs(feed)
+                         if k is not None and index.key(k) in keys)
+    return found
+
+
+def _feed_pairs(feed):
+    """``[(placeholder, value)]`` of a ``feed_dict``: a dict, ``{holders[i]:
+    sums[i] for i in ...}`` or ``dict(zip(holders, sums))``."""
+    if isinstance(feed, ast.Dict):
+        return list(zip(feed.keys, feed.values))
+    if isinstance(feed, ast.DictComp):
+        return [(feed.key, feed.value)]
+    if method(feed) == "dict" and feed.args and method(feed.args[0]) == "zip" \
+            and len(feed.args[0].args) == 2:
+        return [tuple(feed.args[0].args)]
+    return []
+
+
+def fed_updates(index, accumulators, known):
+    """``[(run, [(value, run)])]``: session runs (not in ``known``) of an op
+    named for an update (``sess.run(agent.update_batch, feed_dict=dict(zip(
+    agent.gradient_holders, grad_buffer)))``, the op built in another file)
+    that feed it sums of gradients kept in NumPy."""
+    found = []
+    for run in (n for n in index.calls if is_session_run(n) and id(n) not in known):
+        if not any(w.startswith(("update", "train", "apply", "optim")) for w in fetched(run)):
+            continue
+        feed = run.args[1] if len(run.args) > 1 else next(
+            (k.value for k in run.keywords if k.arg == "feed_dict"), None)
+        feeds = [v for v, _ in index.values_of(feed.id, run)] if isinstance(
+            feed, ast.Name) else [feed]
+        values = [(v, run) for f in feeds for _, v in _feed_pairs(f)
+                  if index.sources(v, run)[0] & accumulators]
+        if values:
+            found.append((run, values))
     return found
