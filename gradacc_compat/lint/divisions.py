@@ -239,10 +239,8 @@ def _helper_divides(index, add):
                            and isinstance(call.func, ast.Attribute) else call.func)
     classes = index.memo("classes", lambda: dict(
         (c.name, c) for c in index.nodes if isinstance(c, ast.ClassDef)))
-    made = [classes.get((dotted_name(n.value.func) or "").split(".")[-1])
-            for n in index.assigns if isinstance(n, ast.Assign)
-            and isinstance(n.value, ast.Call) and receiver
-            and any(dotted_name(t) == receiver for t in n.targets)]
+    made = [classes.get(name) for name in index.memo("made by calls", lambda: _made_by_calls(
+        index)).get(receiver, ())] if receiver else []
     for cls in (c for c in made if c is not None):
         halves = dict((dotted_name(t), n.value) for n in ast.walk(cls)
                       if isinstance(n, ast.Assign) for t in n.targets)
@@ -255,6 +253,17 @@ def _helper_divides(index, add):
                     name in halves and is_division(halves[name]) for name in read):
                 return True
     return False
+
+
+def _made_by_calls(index):
+    """``{target: [the last part of the callee's name]}`` for ``x = F(...)``."""
+    found = {}
+    for n in index.assigns:
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
+            for t in n.targets:
+                found.setdefault(dotted_name(t), []).append(
+                    (dotted_name(n.value.func) or "").split(".")[-1])
+    return found
 
 
 def _divided_before(index, add):

@@ -270,7 +270,8 @@ class Index(Scopes, Accumulates):
             generators = up.generators if isinstance(up, _COMPREHENSIONS) else (
                 [up] if isinstance(up, ast.For) else [])
             for gen in generators:
-                if name in set(n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)):
+                if name in self.memo(("target", id(gen.target)), lambda: set(
+                        n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))):
                     found.append((gen.iter, up))
             if found or isinstance(up, FUNCTIONS):
                 break
