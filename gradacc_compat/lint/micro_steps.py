@@ -9,9 +9,9 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (branches, counters, discarded, epochs, exhausted, first_update,
-                                 fed, keras_updates, masked, prebuilt, session_loops,
-                                 unused_flags)
+from gradacc_compat.lint import (branches, callbacks, counters, discarded, epochs, exhausted,
+                                 fed, first_update, keras_updates, masked, prebuilt,
+                                 session_loops, unused_flags)
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, loads,
@@ -40,6 +40,7 @@ def check_module(index, report):
     masked.zero_updates(index, report)
     keras_updates.get_updates(index, report)
     epochs.carried_cycles(index, report)
+    callbacks.applied_beside_fit(index, report)
     discarded.thrown_away_means(index, report)
     unused_flags.never_read(index, report)
     exhausted.ran_out(index, report)

@@ -1,0 +1,37 @@
+"""``lint``'s GAC102 for accumulation in a Keras callback: a
+``Callback`` whose batch hook sums gradients and applies them with
+``self.model.optimizer.apply_gradients`` while ``fit`` runs the model's own
+``train_step``, which applies the compiled optimizer on every batch too.
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+
+__all__ = ["applied_beside_fit"]
+
+
+def applied_beside_fit(index, report):
+    if any(getattr(f, "name", None) == "train_step" for f in index.functions):
+        return  # (a model of the file steps its own way)
+    for cls in (c for c in index.nodes if isinstance(c, ast.ClassDef)):
+        if not any((dotted_name(b) or "").endswith("Callback") for b in cls.bases):
+            continue
+        hooks = [f for f in cls.body if isinstance(f, FUNCTIONS[:-1])
+                 and f.name.startswith("on_") and "batch" in f.name]
+        applies = [n for f in hooks for n in ast.walk(f) if isinstance(n, ast.Call)
+                   and method(n) == "apply_gradients"
+                   and (dotted_name(n.func) or "").startswith("self.model.")]
+        sums = [a for a in index.accumulates if any(a.node is n for f in hooks
+                                                    for n in ast.walk(f))]
+        if not applies or not sums:
+            continue
+        fits = [c for c in index.calls if method(c) == "fit" and isinstance(c.func, ast.Attribute)
+                and any(isinstance(n, ast.Name) for k in c.keywords if k.arg == "callbacks"
+                        for n in ast.walk(k.value))]
+        report(min(fits, key=lambda c: c.lineno) if fits else applies[0], "GAC102",
+               sums[0].key[-1], ": `fit`'s own train step applies the compiled optimizer on "
+               "every batch, and the callback `%s` applies its sums on top" % cls.name)
