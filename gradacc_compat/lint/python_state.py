@@ -94,6 +94,11 @@ def _traced_functions(nodes):
         dotted_name(b) == "object" for b in cls.bases) for f in cls.body)
     traced = set(id(f) for f in nodes if isinstance(f, FUNCTIONS) and _traced(f)
                  and not (id(f) in plain and f.name == "train_step" and not f.decorator_list))
+    # (an optimizer's ``apply_gradients`` runs once per trace under ``fit``,
+    # and once in all in a TF1 graph: its Python state does not move per step)
+    traced |= set(id(f) for cls in nodes if isinstance(cls, ast.ClassDef) and any(
+        (dotted_name(b) or "").endswith("Optimizer") for b in cls.bases) and _accumulating(cls)
+        for f in cls.body if isinstance(f, FUNCTIONS[:-1]) and f.name == "apply_gradients")
     # (``fit`` traces the ``train_step`` of a Keras model; one of a class
     # of its own, ``class Trainer:`` or ``(object)``, runs as it is called)
     for cls in nodes:
@@ -115,6 +120,14 @@ def _traced_functions(nodes):
                         traced.add(id(callee))
                         grown = True
     return traced
+
+
+def _accumulating(cls):
+    """``cls`` adds to sums named for accumulation (``self.accum[i] += g``)."""
+    targets = [n.target if isinstance(n, ast.AugAssign) else n.func.value for n in ast.walk(cls)
+               if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
+               or method(n) == "assign_add" and isinstance(n.func, ast.Attribute)]
+    return any("accum" in (dotted_name(x) or "").lower() for t in targets for x in ast.walk(t))
 
 
 def _stale_state(nodes, report):
