@@ -123,20 +123,19 @@ def _after_adds(index, node):
 
 
 def counted_with_adds(index, report):
-    if not index.accumulators:
-        return
     ops = {}  # the name an op that advances global_step is bound to -> the counter
     for node in index.assigns:
         counter = increment(node.value) if isinstance(node, ast.Assign) else None
         if counter and "global_step" in counter and len(node.targets) == 1:
             ops[dotted_name(node.targets[0])] = counter
-    if not ops:
-        return
     for run in (n for n in index.calls if is_session_run(n) and n.args):
         names = _fetched_names(index, run)
         words = [name.split(".")[-1].lower() for name in names]
-        counted = [ops[name] for name in names if name in ops]
-        if counted and any("accum" in w or w.startswith("grad") for w in words) and not any(
+        # (or an op of another file named so: ``model.increment_global_step``)
+        counted = [ops[name] for name in names if name in ops] + [
+            "global_step" for w in words if "global_step" in w and w.startswith("inc")]
+        adds = any("accum" in w or index.accumulators and w.startswith("grad") for w in words)
+        if counted and adds and not any(
                 w.startswith(("train", "apply", "update", "optim")) for w in words):
             report(run, "GAC107", counted[0], "the hand-rolled apply")
 
