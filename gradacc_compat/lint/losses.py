@@ -15,7 +15,7 @@ from gradacc_compat.lint.exprs import (GRADIENT_CALLS, divides_by_n, is_scaling,
 
 __all__ = ["scaled", "summed"]
 
-_SUMS = ("reduce_sum",)
+_SUMS = ("reduce_sum", "matmul")  # (a matmul of weights and values: a weighted sum)
 
 
 def scaled(index, add, by_n=False):
