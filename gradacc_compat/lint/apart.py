@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import parameters
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import block_of, dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, compared_to_zero,
                                        modulo_tested, no_accumulation, reads_modulo)
 
@@ -99,7 +99,7 @@ def reset_before(index, test, apply):
     N == 0 [and c != 0]: apply(sums)``: in the pass that applies, the sums
     were just made anew from that micro-batch alone."""
     branch = index.parents.get(test)
-    block = _block_of(index, branch) if isinstance(branch, ast.If) else None
+    block = block_of(index.parents.get(branch), branch) if isinstance(branch, ast.If) else None
     if block is None or not reads_modulo(test):
         return None
     parts = set(ast.dump(p) for p in [test] + list(getattr(test, "values", [])))
@@ -115,11 +115,3 @@ def reset_before(index, test, apply):
                     "same step: each apply holds that one micro-batch")
     return None
 
-
-def _block_of(index, statement):
-    parent = index.parents.get(statement)
-    for field in ("body", "orelse"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and any(s is statement for s in block):
-            return block
-    return None

@@ -5,9 +5,9 @@ from __future__ import absolute_import, division, print_function
 import ast
 import sys
 
-__all__ = ["FUNCTIONS", "NUMBER", "call_name", "dotted_name", "last", "method", "names_in",
-           "parameter_names", "self_named", "string_of", "targets", "update_hooks", "walk",
-           "with_contexts"]
+__all__ = ["FUNCTIONS", "NUMBER", "block_of", "call_name", "dotted_name", "last", "method",
+           "names_in", "parameter_names", "self_named", "string_of", "targets", "update_hooks",
+           "walk", "with_contexts"]
 
 _STRINGS = (str, type(u""))  # (Python 2: a unicode literal too)
 
@@ -137,3 +137,12 @@ def self_named(tree):
                     node.arg = "self"
     return tree
 
+
+def block_of(parent, statement):
+    """The list of statements of ``parent`` (its body, ``else`` or
+    ``finally``) that holds ``statement``, or None."""
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and any(s is statement for s in block):
+            return block
+    return None

@@ -14,10 +14,10 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method, with_contexts
+from gradacc_compat.lint.ast_helpers import block_of, dotted_name, method, with_contexts
 from gradacc_compat.lint.exprs import increment, number
 from gradacc_compat.lint.scopes import LOOPS
-from gradacc_compat.lint.session_runs import fetched, is_session_run, runs_of
+from gradacc_compat.lint.session_runs import UPDATES, fetched, is_session_run, runs_of
 
 __all__ = ["counted_with_adds", "partial_cycles", "short_cycles"]
 
@@ -105,13 +105,9 @@ def _one_less(node):
 
 
 def _previous(index, statement):
-    parent = index.parents.get(statement)
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None) or []
-        for i, s in enumerate(block):
-            if s is statement:
-                return block[i - 1] if i else None
-    return None
+    block = block_of(index.parents.get(statement), statement) or []
+    i = next((i for i, s in enumerate(block) if s is statement), 0)
+    return block[i - 1] if i else None
 
 
 def _after_adds(index, node):
@@ -135,8 +131,7 @@ def counted_with_adds(index, report):
         counted = [ops[name] for name in names if name in ops] + [
             "global_step" for w in words if "global_step" in w and w.startswith("inc")]
         adds = any("accum" in w or index.accumulators and w.startswith("grad") for w in words)
-        if counted and adds and not any(
-                w.startswith(("train", "apply", "update", "optim")) for w in words):
+        if counted and adds and not any(w.startswith(UPDATES) for w in words):
             report(run, "GAC107", counted[0], "the hand-rolled apply")
 
 

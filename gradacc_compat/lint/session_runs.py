@@ -12,7 +12,10 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 
-__all__ = ["fed", "fed_updates", "fetched", "is_session_run", "runs_of"]
+__all__ = ["UPDATES", "fed", "fed_updates", "fetched", "is_session_run", "runs_of"]
+
+#: How the names of ops that update the weights begin.
+UPDATES = ("update", "train", "apply", "optim")
 
 
 def is_session_run(node):
@@ -88,16 +91,17 @@ def fed(index, node, keys):
     ``node`` feed to the placeholders its gradients come from
     (``sess.run(update, feed_dict={g1: grad_buffer[0], ...})``: sums kept
     in NumPy)."""
-    found = []
-    for run in runs_of(index, node):
-        feed = run.args[1] if len(run.args) > 1 else next(
-            (k.value for k in run.keywords if k.arg == "feed_dict"), None)
-        feeds = [v for v, _ in index.values_of(feed.id, run)] if isinstance(
-            feed, ast.Name) else [feed]  # (``feed = dict(zip(holders, sums))``)
-        for feed in feeds:
-            found.extend((v, run) for k, v in _feed_pairs(feed)
-                         if k is not None and index.key(k) in keys)
-    return found
+    return [(v, run) for run in runs_of(index, node) for feed in _feeds(index, run)
+            for k, v in _feed_pairs(feed) if k is not None and index.key(k) in keys]
+
+
+def _feeds(index, run):
+    """The ``feed_dict`` of ``run``, or what the name handed as one is
+    bound to (``feed = dict(zip(holders, sums))``)."""
+    feed = run.args[1] if len(run.args) > 1 else next(
+        (k.value for k in run.keywords if k.arg == "feed_dict"), None)
+    return [v for v, _ in index.values_of(feed.id, run)] if isinstance(feed, ast.Name) \
+        else [feed]
 
 
 def _feed_pairs(feed):
@@ -120,13 +124,9 @@ def fed_updates(index, accumulators, known):
     that feed it sums of gradients kept in NumPy."""
     found = []
     for run in (n for n in index.calls if is_session_run(n) and id(n) not in known):
-        if not any(w.startswith(("update", "train", "apply", "optim")) for w in fetched(run)):
+        if not any(w.startswith(UPDATES) for w in fetched(run)):
             continue
-        feed = run.args[1] if len(run.args) > 1 else next(
-            (k.value for k in run.keywords if k.arg == "feed_dict"), None)
-        feeds = [v for v, _ in index.values_of(feed.id, run)] if isinstance(
-            feed, ast.Name) else [feed]
-        values = [(v, run) for f in feeds for _, v in _feed_pairs(f)
+        values = [(v, run) for f in _feeds(index, run) for _, v in _feed_pairs(f)
                   if index.sources(v, run)[0] & accumulators]
         if values:
             found.append((run, values))
