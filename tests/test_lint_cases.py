@@ -93,3 +93,24 @@ def test_a_cycle_the_next_epoch_makes_anew_is_said_dropped_not_carried():
         with io.open(os.path.join(CASES, name), encoding="utf-8") as f:
             found = [x for x in lint.lint_source(f.read(), name) if x.code == "GAC110"]
         assert found and all(said in x.message for x in found), found
+
+
+def test_the_corpus_scorer_counts_found_false_and_missed(tmpdir):
+    # tests/score_lint_corpus.py scores lint on real files kept outside the
+    # repository; here on one case, with a truth that places the bug five
+    # lines off (within the tolerance), adds one lint cannot find, and lists
+    # none for a second file whose finding is then false.
+    from tests import score_lint_corpus
+    name = "a2c_rollout_assign_add_results.py"
+    with io.open(os.path.join(CASES, name), encoding="utf-8") as f:
+        source = f.read()
+    for copy in ("one.py", "two.py"):
+        tmpdir.join(copy).write_text(source, encoding="utf-8")
+    truth = {"one.py": {"bugs": [{"line": 27, "code": "GAC101"}, {"line": 40, "code": "GAC106"}]},
+             "two.py": {"bugs": []}}
+    per_code = score_lint_corpus.score([truth], str(tmpdir))
+    assert per_code["GAC101"]["found"] == [("one.py", 27, "GAC101")]
+    assert per_code["GAC101"]["false"] == [("two.py", 22, "GAC101")]
+    assert per_code["GAC106"]["missed"] == [("one.py", 40, "GAC106")]
+    truth["two.py"]["doubtful"] = [{"line": 30, "code": "GAC101"}]
+    assert not score_lint_corpus.score([truth], str(tmpdir))["GAC101"]["false"]
