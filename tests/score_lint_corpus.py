@@ -58,12 +58,14 @@ def score(truths, folder):
     for truth in truths:
         for name, entry in sorted(truth.items()):
             if name not in paths:
-                raise SystemExit("%s: not under %s (fetch it by its read id first)" % (name, folder))
+                raise SystemExit("%s: not under %s (fetch it by its read id first)"
+                                 % (name, folder))
             with io.open(paths[name], encoding="utf-8", errors="replace") as f:
                 source = f.read()
             for kind, items in zip(("found", "false", "missed"), score_file(source, name, entry)):
                 for item in items:
-                    per_code.setdefault(item[2], {"found": [], "false": [], "missed": []})[kind].append(item)
+                    kinds = per_code.setdefault(item[2], {"found": [], "false": [], "missed": []})
+                    kinds[kind].append(item)
     return per_code
 
 
@@ -88,8 +90,9 @@ def main(argv=None):
         counts = [len(kinds[k]) for k in ("found", "false", "missed")]
         totals = [t + c for t, c in zip(totals, counts)]
         print("%s %5d %5d %6d" % (code, counts[0], counts[1], counts[2]))
+    found, false, missed = totals
     print("all    %5d %5d %6d   precision %s recall %s"
-          % (totals[0], totals[1], totals[2], _ratio(totals[0], totals[1]), _ratio(totals[0], totals[2])))
+          % (found, false, missed, _ratio(found, false), _ratio(found, missed)))
     if args.detail:
         for code, kinds in sorted(per_code.items()):
             for kind in ("false", "missed"):
