@@ -296,7 +296,8 @@ class Irregular(object):
         """A guard ``counter > 0`` (or ``!= 0``) beside the ``% N`` test."""
         for kind, test in self.index.guards(apply.node):
             for node in ast.walk(test):
-                if isinstance(node, ast.Compare) and dotted_name(node.left) == dotted_name(counter) \
+                if isinstance(node, ast.Compare) \
+                        and dotted_name(node.left) == dotted_name(counter) \
                         and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Gt, ast.NotEq)) \
                         and number(node.comparators[0]) == 0:
                     return True

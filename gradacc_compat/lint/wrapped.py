@@ -17,8 +17,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import (FUNCTIONS, call_name, dotted_name, last, method, names_in,
-                                             walk)
+from gradacc_compat.lint.ast_helpers import (FUNCTIONS, call_name, dotted_name, last, method,
+                                             names_in, walk)
 
 __all__ = ["check"]
 
