@@ -151,7 +151,8 @@ class Index(Scopes, Accumulates):
     def _find_applies(self):
         found = []
         for node in self.nodes:
-            if not (isinstance(node, ast.Call) and method(node) in _APPLIES):
+            if not (isinstance(node, ast.Call) and (method(node) in _APPLIES
+                                                    or self._bound_apply(node))):
                 continue
             arg = node.args[0] if node.args else None
             for kw in node.keywords:
@@ -170,6 +171,13 @@ class Index(Scopes, Accumulates):
             keys = set(k for value, _ in fed for k in self.sources(value, run)[0])
             found.append(Apply(run, self.function_of(run), keys, [fed[0][0]], fed))
         return found
+
+    def _bound_apply(self, call):
+        """``apply_fn(...)`` where ``apply_fn = optimizer.apply_gradients``
+        (on some path)."""
+        return isinstance(call.func, ast.Name) and any(
+            isinstance(v, ast.Attribute) and v.attr in _APPLIES
+            for v, _ in self.values_of(call.func.id, call))
 
     def sources(self, expr, at, depth=4, refine=False):
         """The keys ``expr`` (at node ``at``) reads, following back the

@@ -17,7 +17,7 @@ __all__ = ["differentiated", "callers_keys"]
 def differentiated(index, expr):
     """``expr`` is what a gradient call returns."""
     return any(isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS
-               for e in index.sources(expr, expr)[1] for n in ast.walk(e))
+               for e in index.sources(expr, expr, depth=8)[1] for n in ast.walk(e))
 
 
 def callers_keys(index, add):
