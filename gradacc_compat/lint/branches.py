@@ -54,7 +54,13 @@ def _advanced(nodes, counter):
     """Among ``nodes``, an increment of ``counter`` or an apply handed the
     ``global_step`` (which advances it)."""
     return any(increment(n) == counter or isinstance(n, ast.Call) and method(n) in _APPLIES and (
-        any(k.arg == "global_step" for k in n.keywords) or len(n.args) > 1) for n in nodes)
+        any(k.arg == "global_step" for k in n.keywords) or len(_positional(n)) > 1)
+        for n in nodes)
+
+
+def _positional(call):
+    """The arguments of ``call`` given one by one (not a ``*args``)."""
+    return [a for a in call.args if type(a).__name__ != "Starred"]
 
 
 def double_counted(index, report):
