@@ -12,7 +12,7 @@ import numbers
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
-           "counter_name", "divides_by_n", "increment", "is_division", "is_scaling", "last_batch",
+           "counter_name", "divides_by_n", "first_value", "increment", "is_division", "is_scaling", "last_batch",
            "literal", "loads", "made_zero", "mean_of_terms", "mod_parts", "modulo_tested",
            "n_names", "no_accumulation", "number", "outside_gradients", "reads_modulo"]
 
@@ -132,9 +132,19 @@ def made_zero(value):
     """``0``, ``tf.Variable(0, ...)``, ``tf.Variable(tf.constant(0, ...))``,
     ``tf.zeros_like(x)``: a value that starts (or starts again) at zero."""
     while isinstance(value, ast.Call) and method(value) in ("Variable", "constant", "cast") \
-            and value.args:
-        value = value.args[0]
+            and first_value(value) is not None:
+        value = first_value(value)
     return number(value) == 0 or method(value) in ("zeros_like", "zeros")
+
+
+def first_value(call):
+    """What ``call`` is made from: its first argument, or its
+    ``initial_value=`` (``tf.Variable(initial_value=0)``), ``initializer=``
+    or ``value=``; else None."""
+    if call.args:
+        return call.args[0]
+    return next((k.value for k in call.keywords
+                 if k.arg in ("initial_value", "initializer", "value")), None)
 
 
 def compared_to_zero(node, ops=(ast.Eq,)):

@@ -12,8 +12,8 @@ import ast
 
 from gradacc_compat.lint import apart, counters, flow
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
-from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_name, increment,
-                                       number, reads_modulo)
+from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_name,
+                                       first_value, increment, number, reads_modulo)
 
 __all__ = ["Irregular"]
 
@@ -225,10 +225,7 @@ class Irregular(object):
     def _initial(self, name):
         for node in self.index.assigns:
             if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets):
-                value = node.value
-                if isinstance(value, ast.Call) and value.args:
-                    value = value.args[0]
-                return number(value)
+                return number(_made_from(node.value))
         return None
 
     def _starts_at_zero(self, name, test):
@@ -242,10 +239,8 @@ class Irregular(object):
         for node in index.assigns:
             if isinstance(node, ast.Assign) and any(dotted_name(t) == name for t in node.targets) \
                     and isinstance(node.value, ast.Call):
-                values = list(node.value.args[:1]) + [k.value for k in node.value.keywords
-                                                      if k.arg in ("initial_value", "initializer")]
-                numbers = [number(v) for v in values if number(v) is not None]
-                if numbers and numbers[0] != 0:
+                start = number(first_value(node.value))
+                if start is not None and start != 0:
                     return False
         function = index.function_of(test)
         for node in index.statements_of(function):
@@ -331,12 +326,17 @@ class Irregular(object):
             return None
         function = index.function_of(test)
         moves = [n for n in index.statements_of(function) if any_increment(n) == name]
-        starts = [number(node.value.args[0] if isinstance(node.value, ast.Call)
-                         and node.value.args else node.value)
-                  for node in index.assigns if isinstance(node, ast.Assign)
+        starts = [number(_made_from(node.value)) for node in index.assigns if isinstance(node, ast.Assign)
                   and any(dotted_name(t) == name for t in node.targets)
                   and index.function_of(node) is not function]
         if starts[:1] == [0] and moves and all(n.lineno > test.lineno for n in moves):
             return ("`%s %% N == 0` with `%s` made 0 and advanced after the test: the first "
                     "cycle is one micro-batch" % (name, name))
         return None
+
+
+def _made_from(value):
+    """``0`` of ``tf.Variable(0)`` and ``tf.Variable(initial_value=0)``; a
+    value that is no call, itself."""
+    made = first_value(value) if isinstance(value, ast.Call) else value
+    return value if made is None else made
