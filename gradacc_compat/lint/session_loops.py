@@ -63,9 +63,21 @@ def _counted_test(index, run):
                         left = left.left
                     if isinstance(left, ast.Name):
                         return left.id
+                if _full_count(node, up):
+                    return node.left.id
         if isinstance(up, LOOPS):
             break
     return None
+
+
+def _full_count(test, branch):
+    """``count == N`` (or ``>=``) for an ``if`` whose body makes ``count``
+    0 again: a cycle counted by hand."""
+    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) \
+        and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.GtE)) \
+        and any(isinstance(n, ast.Assign) and number(n.value) == 0
+                and any(getattr(t, "id", None) == test.left.id for t in n.targets)
+                for n in branch.body)
 
 
 def _restarts(index, counter, loop, outer):
