@@ -44,9 +44,10 @@ def carried_cycles(index, report):
     step = _keras_steps(index, gated) if fits and not _flushed_on_epoch_end(index) else None
     fits = [c for c in fits if step and _of_class(index, c.func.value, step[1])]
     if fits:  # (the first fit of that model: one mistake, however many fits)
-        report(min(fits, key=lambda c: c.lineno), "GAC110", step[0], "carried into the "
-               "next epoch by fit, unless every epoch's batches are a multiple of N (the "
-               "last epoch's dropped)")
+        fit = min(fits, key=lambda c: c.lineno)
+        report(step[2] or fit, "GAC110", step[0], "carried into the next epoch by the `fit` "
+               "of line %d, unless every epoch's batches are a multiple of N (the last "
+               "epoch's dropped)" % fit.lineno)
 
 
 def _applying(index):
@@ -186,18 +187,25 @@ def _label(index, function):
 
 
 def _keras_steps(index, gated):
-    """``(label, class)`` of a Keras ``train_step`` that accumulates and
-    applies under a condition (itself, or the method it calls), or None."""
+    """``(label, class, gate)`` of a Keras ``train_step`` that accumulates
+    and applies under a condition (itself, or the method it calls), or
+    None. ``gate`` is that condition, where the fix goes (or None)."""
     for function in index.functions:
         if getattr(function, "name", None) != "train_step":
             continue
-        if id(function) in gated:
-            return _label(index, function), index.class_of(function)
-        for call in (n for n in ast.walk(function) if isinstance(n, ast.Call)):
-            callee = index.callee(call)
-            if callee is not None and id(callee) in gated:
-                return _label(index, callee), index.class_of(function)
+        steps = [function] if id(function) in gated else [
+            index.callee(c) for c in ast.walk(function) if isinstance(c, ast.Call)
+            and index.callee(c) is not None and id(index.callee(c)) in gated]
+        for step in steps[:1]:
+            return _label(index, step), index.class_of(function), _gate(index, step)
     return None
+
+
+def _gate(index, function):
+    """The first condition an apply of ``function``'s sums runs under."""
+    tests = [test for a in index.applies if index.step_scope(a.node) is function
+             and a.keys & index.accumulators for _, test in index.guards(a.node)[:1]]
+    return min(tests, key=lambda t: t.lineno) if tests else None
 
 
 def _of_class(index, receiver, cls):

@@ -32,7 +32,7 @@ class SummingModel(keras.Model):
                 s.assign(tf.zeros_like(s))
             return 0
 
-        tf.cond(tf.equal(self.step % self.accum_steps, 0), _apply, lambda: 0)
+        tf.cond(tf.equal(self.step % self.accum_steps, 0), _apply, lambda: 0)  # <- GAC110
         return {"loss": loss}
 
 
@@ -85,4 +85,4 @@ def main(train, epochs):
 
     accumulating = SummingModel(build_cnn(), accum_steps=4)
     accumulating.compile(keras.optimizers.Adam(1e-3), "sparse_categorical_crossentropy")
-    accumulating.fit(train, epochs=epochs)  # <- GAC110
+    accumulating.fit(train, epochs=epochs)

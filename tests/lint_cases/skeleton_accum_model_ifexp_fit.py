@@ -3,7 +3,7 @@
 # search-index read id 27551450205): the model is chosen as
 # `base if accum_steps <= 1 else AccumModel(...)`, and fit carries the
 # partial cycle of each epoch into the next, since nothing flushes the sums
-# or resets the counter at an epoch's end (GAC110, at the fit).
+# or resets the counter at an epoch's end (GAC110, at the gate).
 import tensorflow as tf
 from tensorflow import keras
 
@@ -36,7 +36,7 @@ class AccumModel(keras.Model):
                 s.assign(tf.zeros_like(s))
             return 0
 
-        tf.cond(tf.equal(tf.math.floormod(step, self.accum_steps), 0), _apply, lambda: 0)
+        tf.cond(tf.equal(tf.math.floormod(step, self.accum_steps), 0), _apply, lambda: 0)  # <- GAC110
         return {"loss": loss}
 
 
@@ -45,4 +45,4 @@ def main(base_model, ds_train, epochs, accum_steps):
                                                            inputs=base_model.inputs,
                                                            outputs=base_model.outputs)
     model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")
-    return model.fit(ds_train, epochs=epochs)  # <- GAC110
+    return model.fit(ds_train, epochs=epochs)

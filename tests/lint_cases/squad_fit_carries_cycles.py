@@ -19,7 +19,7 @@ class Accumulating(tf.keras.Model):
             loss = self.compiled_loss(y, self(x, training=True)) / tf.cast(self.n_micro, tf.float32)
         for s, g in zip(self.sums, tape.gradient(loss, self.trainable_variables)):
             s.assign_add(g)
-        tf.cond(tf.equal(self.count, self.n_micro), self.apply_sums, lambda: None)
+        tf.cond(tf.equal(self.count, self.n_micro), self.apply_sums, lambda: None)  # <- GAC110
         return {"loss": loss}
 
     def apply_sums(self):
@@ -31,4 +31,4 @@ class Accumulating(tf.keras.Model):
 
 def train(model, dataset, epochs):
     model.compile(optimizer="adam", loss="mse")
-    model.fit(dataset, epochs=epochs)  # <- GAC110
+    model.fit(dataset, epochs=epochs)
