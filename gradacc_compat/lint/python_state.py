@@ -130,12 +130,14 @@ def _accumulating(cls):
     return any("accum" in (dotted_name(x) or "").lower() for t in targets for x in ast.walk(t))
 
 
-def _stale_state(nodes, report):
+def _stale_state(index, report):
+    nodes = index.nodes
     numbers, variables = _python_numbers(nodes), _variables(nodes)
     traced = _traced_functions(nodes)
     for function in nodes:
-        if not isinstance(function, FUNCTIONS) or id(function) not in traced:
-            continue
+        if not isinstance(function, FUNCTIONS) or id(function) not in traced \
+                or _plain_step(index, function):
+            continue  # (``self.step += 1`` in a plain step beside one that accumulates)
         declared = set()
         for node in walk(function, FUNCTIONS[:-1]):
             if isinstance(node, (ast.Global, getattr(ast, "Nonlocal", ast.Global))):
@@ -228,6 +230,26 @@ def _adds_to_itself(value, name):
     return reads and adds
 
 
+def _plain_step(index, function):
+    """``function`` applies (``minimize``, ``apply_gradients``) and neither it
+    nor a method it calls accumulates or applies sums: a step of its own,
+    whose Python state is no accumulation's."""
+    applies = any(method(n) in ("minimize", "apply_gradients") for n in walk(function, FUNCTIONS))
+    return applies and not _accumulation_in(index, function)
+
+
+def _accumulation_in(index, function):
+    """``function``, or a method it calls as ``self.name(...)`` (or hands to
+    ``tf.cond``), accumulates or applies sums."""
+    scopes = set(id(index.function_of(a.node)) for a in index.accumulates) | set(
+        id(a.function) for a in index.applies if a.keys & index.accumulators)
+    methods = dict((f.name, f) for f in getattr(index.class_of(function), "body", [])
+                   if isinstance(f, FUNCTIONS[:-1]))
+    called = [methods.get((dotted_name(n) or "")[5:]) for n in walk(function, FUNCTIONS)
+              if isinstance(n, ast.Attribute) and (dotted_name(n) or "").startswith("self.")]
+    return any(id(f) in scopes for f in [function] + [c for c in called if c is not None])
+
+
 def check(index, report):
     _zeroed_weights(index.nodes, report)
-    _stale_state(index.nodes, report)
+    _stale_state(index, report)
