@@ -13,7 +13,8 @@ from gradacc_compat.lint import (branches, callbacks, counters, discarded, epoch
                                  fed, first_update, keras_updates, masked, prebuilt,
                                  session_loops, unused_flags)
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
+from gradacc_compat.lint.scopes import RUNS
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, loads,
                                         no_accumulation, reads_modulo)
 
@@ -211,15 +212,34 @@ def _reduce(index, report, add, reported):
     # ``loss, grads = train_step(x)`` under ``hvd.DistributedGradientTape``)
     scopes = [index.step_scope(add.node)]
     for expr in index.sources(add.value, add.value)[1]:
-        where = index.step_scope(expr)
-        if where is not None and all(where is not s for s in scopes):
-            scopes.append(where)
+        for where in [index.step_scope(expr)] + _replica_functions(index, expr):
+            if where is not None and all(where is not s for s in scopes):
+                scopes.append(where)
     for scope in scopes:
         for node, what in index.memo(("reductions", id(scope)),
                                      lambda: _reductions(index, scope)):
             if ("GAC104", node.lineno) not in reported:
                 reported.add(("GAC104", node.lineno))
                 report(node, "GAC104", what)
+
+
+def _replica_functions(index, expr):
+    """The methods ``strategy.run(fn, ...)`` in ``expr`` runs, where ``fn``
+    is ``self.step_fn`` or a name (a parameter too) bound to one of them,
+    through ``a if use_cache else b``."""
+    found, todo, seen = [], [n.args[0] for n in ast.walk(expr) if isinstance(n, ast.Call)
+                             and method(n) in RUNS and n.args], set()
+    while todo and len(seen) < 64:
+        fn = todo.pop()
+        seen.add(id(fn))
+        if isinstance(fn, ast.IfExp):
+            todo += [fn.body, fn.orelse]
+        elif isinstance(fn, ast.Name):
+            todo += [v for v, _ in index.values_of(fn.id, fn) if id(v) not in seen]
+        elif isinstance(fn, ast.Attribute) and dotted_name(fn.value) == "self":
+            found += [f for f in getattr(index.class_of(fn), "body", [])
+                      if getattr(f, "name", None) == fn.attr and isinstance(f, ast.FunctionDef)]
+    return found
 
 
 def _cycle_guarded(index, node):
@@ -259,7 +279,8 @@ def _reductions(index, scope):
         name = dotted_name(node.func) or ""
         if (method(node) in _REDUCES or _strategy_reduce(node)) and "." in name \
                 and not _cycle_guarded(index, node):
-            words = " ".join(dotted_name(n) or "" for a in node.args for n in ast.walk(a))
+            words = " ".join(dotted_name(n) or string_of(n) or "" for a in node.args
+                             for n in ast.walk(a))  # (``results["loss"]`` is a loss too)
             if "loss" not in words.lower() and not _barrier(node) and not any(
                     index.sources(a, node)[0] & index.accumulators for a in node.args):
                 # (a reduction of the sums runs once per cycle)
