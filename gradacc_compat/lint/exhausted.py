@@ -12,7 +12,8 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
+from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, method, parameter_names,
+                                             string_of)
 from gradacc_compat.lint.branches import branch_function
 from gradacc_compat.lint.exprs import literal
 from gradacc_compat.lint.scopes import RUNS
@@ -30,16 +31,27 @@ def endless(index, loop):
     not when the call switches that ``repeat()`` off). The loop never ends,
     so no last partial cycle is lost when it does."""
     source = getattr(loop, "iter", None)
-    if source is None:
-        return False
-    made = [source] + [value for name in ast.walk(source) if isinstance(name, ast.Name)
-                       for value, _ in index.values_of(name.id, loop)]
-    for call in (c for e in made for c in ast.walk(e) if isinstance(c, ast.Call)):
+    return source is not None and _endless_source(index, source, 2)
+
+
+def _endless_source(index, expr, hops):
+    """``expr`` reads a dataset repeated without a count: ``.repeat()`` in
+    it, in the function of this file a call in it makes it with, or in
+    what its names are bound to (``hops`` bindings back: a parameter to its
+    callers' arguments, ``d = strategy.experimental_distribute_dataset(d)``,
+    ``d, n = make_dataset(mode="train")``)."""
+    for call in (c for c in ast.walk(expr) if isinstance(c, ast.Call)):
         maker = index.callee(call)
         if _repeats(call) or maker is not None and any(
                 _repeats(c) and not _switched_off(index, c, maker, call) for c in ast.walk(maker)):
             return True
-    return False
+    called = set(id(c.func) for c in ast.walk(expr) if isinstance(c, ast.Call))
+    return hops > 0 and any(
+        _endless_source(index, value, hops - 1)
+        for name in ast.walk(expr) if isinstance(name, ast.Name) and id(name) not in called
+        for value, _ in index.values_of(name.id, name)
+        # (what a maker returns is read above, with the call's arguments)
+        if not any(isinstance(up, ast.Return) for up in index.ancestors(value)))
 
 
 def _repeats(call):
@@ -59,11 +71,19 @@ def _switched_off(index, node, maker, call):
     for up in index.ancestors(node):
         if up is maker:
             break
-        if isinstance(up, ast.If) and any(child is s for s in up.body) \
-                and getattr(up.test, "id", None) in passed and _false(passed[up.test.id]):
+        if isinstance(up, ast.If) and any(child is s for s in up.body) and (
+                getattr(up.test, "id", None) in passed and _false(passed[up.test.id])
+                or _other_mode(up.test, passed)):
             return True
         child = up
     return False
+
+
+def _other_mode(test, passed):
+    """``mode == "train"`` where the call passes ``mode="eval"``."""
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 \
+        and isinstance(test.ops[0], ast.Eq) and getattr(test.left, "id", None) in passed \
+        and string_of(passed[test.left.id]) not in (None, string_of(test.comparators[0]))
 
 
 def _false(node):
@@ -82,12 +102,22 @@ def ran_out(index, report):
         if not any(name.split(".")[-1] in _ENDS for name in names):
             continue
         guarded = index.parents.get(handler)
+        if _from_endless(index, guarded):
+            continue  # (the end never comes)
         add = _reached(index, getattr(guarded, "body", []), adds, 4)
         if add is not None and not _settles(index, handler.body, 1) \
                 and not _flushed_after(index, guarded):
             report(handler, "GAC110", label(add),
                    "left in the sums when the data runs out mid-cycle (this `except` "
                    "neither applies nor resets them): carried into the next epoch")
+
+
+def _from_endless(index, guarded):
+    """The function around ``guarded`` iterates (``iter(dataset)``) only
+    over datasets repeated without a count."""
+    iters = [c for c in index.statements_of(index.function_of(guarded))
+             if isinstance(c, ast.Call) and dotted_name(c.func) == "iter" and c.args]
+    return bool(iters) and all(_endless_source(index, c.args[0], 4) for c in iters)
 
 
 def _reached(index, statements, adds, hops):
