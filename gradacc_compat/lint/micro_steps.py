@@ -12,7 +12,7 @@ import ast
 from gradacc_compat.lint import (branches, callbacks, counters, discarded, epochs, exhausted,
                                  fed, first_update, keras_updates, masked, prebuilt,
                                  session_loops, unused_flags)
-from gradacc_compat.lint.accumulates import label
+from gradacc_compat.lint.accumulates import HELPER_ADDS, label
 from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
 from gradacc_compat.lint.scopes import RUNS
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, loads,
@@ -116,7 +116,8 @@ def _running_means(index, report):
 def _clip(index, report, add, reported):
     """GAC106, once per accumulation: the clip nearest to it (a helper's
     call, not also the clip inside the helper it returns from)."""
-    for expr in index.sources(add.value, add.value)[1] + _attributes_set_before(index, add):
+    for expr in index.sources(add.value, add.value)[1] + _attributes_set_before(index, add) \
+            + _helper_methods(index, add):
         for node in ast.walk(expr):
             if isinstance(node, ast.Call) and "clip" in (method(node) or ""):
                 if ("GAC106", node.lineno) not in reported:
@@ -124,6 +125,18 @@ def _clip(index, report, add, reported):
                     report(node, "GAC106", dotted_name(node.func),
                            "the accumulation into `%s`" % label(add))
                 return
+
+
+def _helper_methods(index, add):
+    """The one method of the file's classes that ``acc.accumulate(grads)``
+    (a helper's add) can call: what it does to the gradients (a clip)
+    happens to each micro-batch."""
+    name = method(add.node) if isinstance(add.node, ast.Call) else None
+    if name not in HELPER_ADDS or not isinstance(add.node.func, ast.Attribute):
+        return []
+    found = [f for f in index.functions if getattr(f, "name", None) == name
+             and index.class_of(f) is not None]
+    return found if len(found) == 1 else []
 
 
 def _attributes_set_before(index, add):
