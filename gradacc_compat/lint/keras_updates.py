@@ -36,6 +36,7 @@ def get_updates(index, report):
                 report(test, "GAC109", "`%s %% N == 0` reads the count before this call's "
                        "update: true at the first micro-batch" % _COUNTER)
         updates = methods["get_updates"]
+        _restarted_without_batch(updates, report)
         counts = set([_COUNTER]) | set(t.id for n in ast.walk(updates) if isinstance(n, ast.Assign)
                                        and _counts_from_iterations(n.value)
                                        for t in n.targets if isinstance(t, ast.Name))
@@ -47,6 +48,30 @@ def get_updates(index, report):
                     and _bias_corrects(methods["get_updates"], node.targets):
                 report(node, "GAC107", _COUNTER, "the gated update of get_updates (its bias "
                        "correction reads it)")
+
+
+def _restarted_without_batch(updates, report):
+    """``K.update(ag, K.switch(cond, ag * 0, ag + g))``: on the micro-batch
+    the cycle applies, the sums start again from zero without its ``g``."""
+    for node in ast.walk(updates):
+        if method(node) != "update" or len(node.args) != 2 or method(node.args[1]) != "switch" \
+                or len(node.args[1].args) != 3:
+            continue
+        target = dotted_name(node.args[0])
+        _, then, other = node.args[1].args
+        if target and _zero_of(then, target) and isinstance(other, ast.BinOp) \
+                and isinstance(other.op, ast.Add) and target in (
+                    dotted_name(other.left), dotted_name(other.right)):
+            report(node, "GAC109", "the sums start again from zero on the micro-batch that "
+                   "applies, without its gradient: each cycle keeps N - 1 of its N")
+            return
+
+
+def _zero_of(expr, target):
+    """``target * 0`` or ``K.zeros_like(target)``."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        return number(expr.right) == 0 or number(expr.left) == 0
+    return method(expr) == "zeros_like" and expr.args and dotted_name(expr.args[0]) == target
 
 
 def _global_step_gate(index, method_def, report):
