@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.even_epochs import divides_evenly
 from gradacc_compat.lint.scopes import LOOPS, RUNS
 from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts
 
@@ -43,6 +44,9 @@ def carried_cycles(index, report):
     fits = [c for c in index.calls if method(c) == "fit" and isinstance(c.func, ast.Attribute)]
     step = _keras_steps(index, gated) if fits and not _flushed_on_epoch_end(index) else None
     fits = [c for c in fits if step and _of_class(index, c.func.value, step[1])]
+    if fits and step[2] is not None and all(
+            divides_evenly(index, c, step[2], step[1]) for c in fits):
+        return  # (each epoch a multiple of N batches, as the file says)
     if fits:  # (the first fit of that model: one mistake, however many fits)
         fit = min(fits, key=lambda c: c.lineno)
         report(step[2] or fit, "GAC110", step[0], "carried into the next epoch by the `fit` "

@@ -1,0 +1,102 @@
+"""Whether a Keras ``fit`` gives each epoch a multiple of N batches, where
+the file says both: ``steps_per_epoch=`` or a dataset of known size
+(``tf.keras.datasets.mnist.load_data()``, 60,000 training examples) with
+its ``batch_size=``, and an N given as a number to the model's
+constructor (``Model(n_gradients=10, ...)``). Then no partial cycle is
+carried from one epoch into the next (no GAC110).
+
+Standard library only: ``lint`` runs without TensorFlow.
+"""
+from __future__ import absolute_import, division, print_function
+
+import ast
+
+from gradacc_compat.lint.ast_helpers import dotted_name, parameter_names
+from gradacc_compat.lint.exprs import first_value, number
+
+__all__ = ["divides_evenly"]
+
+#: Training examples of the Keras datasets (``load_data()``'s first split).
+_SIZES = {"mnist": 60000, "fashion_mnist": 60000, "cifar10": 50000, "cifar100": 50000,
+          "imdb": 25000}
+_WRAPPERS = ("constant", "Variable", "cast", "convert_to_tensor", "int")
+
+
+def divides_evenly(index, fit, gate, cls):
+    """``fit`` runs a multiple of the N that ``gate`` (a test in the
+    methods of ``cls``) compares with, batches per epoch."""
+    batches, n = _batches(index, fit), _n_of(index, gate, cls)
+    return batches is not None and n is not None and batches % n == 0
+
+
+def _n_of(index, gate, cls):
+    values = set()
+    for attribute in (n for n in ast.walk(gate) if isinstance(n, ast.Attribute)
+                      and dotted_name(n.value) == "self"):
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign) and any(
+                    dotted_name(t) == dotted_name(attribute) for t in node.targets):
+                value = _unwrapped(node.value)
+                if isinstance(value, ast.Name):
+                    value = _passed(index, cls, index.function_of(node), value.id)
+                if number(value) is not None and number(value) > 1:
+                    values.add(number(value))
+    return values.pop() if len(values) == 1 else None
+
+
+def _unwrapped(value):
+    while isinstance(value, ast.Call) and (dotted_name(value.func) or "").split(".")[-1] \
+            in _WRAPPERS and first_value(value) is not None:
+        value = first_value(value)
+    return value
+
+
+def _passed(index, cls, method, name):
+    """The one literal the file's calls of ``cls`` pass for ``method``'s
+    parameter ``name`` (``__init__``'s), else None."""
+    params = parameter_names(method) if method is not None else []
+    if getattr(method, "name", None) != "__init__" or name not in params:
+        return None
+    position = params.index(name) - 1  # (after self)
+    found = []
+    for call in index.calls:
+        if (dotted_name(call.func) or "").split(".")[-1] != cls.name:
+            continue
+        given = [k.value for k in call.keywords if k.arg == name] or (
+            call.args[position:position + 1] if position >= 0 else [])
+        found += [_unwrapped(g) for g in given]
+    numbers = set(number(f) for f in found)
+    return found[0] if len(found) >= 1 and len(numbers) == 1 and None not in numbers else None
+
+
+def _batches(index, fit):
+    keywords = dict((k.arg, k.value) for k in fit.keywords if k.arg)
+    if number(keywords.get("steps_per_epoch")) is not None:
+        return number(keywords["steps_per_epoch"])
+    data = fit.args[0] if fit.args else keywords.get("x")
+    size = _size(index, data, 3) if data is not None else None
+    batch = keywords.get("batch_size", fit.args[2] if len(fit.args) > 2 else None)
+    batch = 32 if batch is None else number(batch)
+    if size is None or not batch:
+        return None
+    return -(-size // batch)
+
+
+def _size(index, expr, hops):
+    """The training examples ``expr`` holds: a Keras dataset's first split,
+    followed back through names bound by ``load_data()`` and calls that
+    keep the examples (``tf.divide(x_train, 255)``)."""
+    for call in (c for c in ast.walk(expr) if isinstance(c, ast.Call)):
+        parts = (dotted_name(call.func) or "").split(".")
+        if parts[-1] == "load_data" and len(parts) > 1 and parts[-2] in _SIZES:
+            return _SIZES[parts[-2]]
+    if hops <= 0:
+        return None
+    for name in (n for n in ast.walk(expr) if isinstance(n, ast.Name)):
+        if "test" in name.id or "val" in name.id:
+            return None
+        for value, _ in index.values_of(name.id, name):
+            size = _size(index, value, hops - 1)
+            if size is not None:
+                return size
+    return None
