@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import (branches, callbacks, counters, discarded, epochs, exhausted,
-                                 fed, first_update, keras_updates, masked, prebuilt,
+                                 fed, first_update, graph_order, keras_updates, masked, prebuilt,
                                  session_loops, unused_flags)
 from gradacc_compat.lint.accumulates import HELPER_ADDS, label
 from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
@@ -46,6 +46,7 @@ def check_module(index, report):
     unused_flags.never_read(index, report)
     exhausted.ran_out(index, report)
     first_update.applied_alone(index, report)
+    graph_order.unordered_tests(index, report)
     prebuilt.applies_outside_branch(index, report)
 
 
