@@ -256,13 +256,31 @@ def _replica_functions(index, expr):
     return found
 
 
+def _adds_without_apply(index, scope):
+    """``scope`` (a TF1 op builder) adds gradients to sums and applies none."""
+    return scope is not None and any(a.function is scope for a in index.accumulates) \
+        and not any(a.function is scope for a in index.applies) \
+        and not any(method(n) in ("apply_gradients", "minimize") for n in ast.walk(scope))
+
+
 def _cycle_guarded(index, node):
     """Under a condition in its own function (``if take_step:``, the plain
     path's ``else:``, a ``tf.cond`` branch), or in a caller's one that may
     decide a cycle (a ``tf.cond``, a ``%``); not under a caller's that
     picks a path (``if strategy.num_replicas_in_sync > 1``)."""
-    return index.locally_guarded(node) or any(kind == "cond" or reads_modulo(test)
-                                              for kind, test in index.guards(node))
+    guards = index.guards(node)
+    return any(kind == "cond" or reads_modulo(test) for kind, test in guards) or any(
+        kind == "if" and not _picks_setup(test) for kind, test in guards[:2]
+        if index.function_of(test) is index.function_of(node))
+
+
+def _picks_setup(test):
+    """A test of how the job runs (``hvd.is_initialized()``,
+    ``strategy.num_replicas_in_sync > 1``) or of a value's type
+    (``isinstance(g, tf.IndexedSlices)``), no cycle's."""
+    return any("hvd." in (dotted_name(n) or "") or (dotted_name(n) or "").endswith(
+        ("is_initialized", "num_replicas_in_sync", "size", "isinstance"))
+        for n in ast.walk(test))
 
 
 def _strategy_reduce(node):
@@ -295,9 +313,11 @@ def _reductions(index, scope):
                 and not _cycle_guarded(index, node):
             words = " ".join(dotted_name(n) or string_of(n) or "" for a in node.args
                              for n in ast.walk(a))  # (``results["loss"]`` is a loss too)
-            if "loss" not in words.lower() and not _barrier(node) and not any(
-                    index.sources(a, node)[0] & index.accumulators for a in node.args):
-                # (a reduction of the sums runs once per cycle)
+            if "loss" not in words.lower() and not _barrier(node) and (not any(
+                    index.sources(a, node)[0] & index.accumulators for a in node.args)
+                    or _adds_without_apply(index, scope)):
+                # (a reduction of the sums runs once per cycle; not in an op
+                # that adds a micro-batch and applies nothing)
                 found.append((node, "`%s`" % name))
         elif method(node) == "DistributedGradientTape":
             found.append((node, "`%s`" % name))
@@ -307,4 +327,8 @@ def _reductions(index, scope):
             # (said at the wrap, where the fix goes: backward_passes_per_step=N)
             found.append((horovod[dotted_name(node.func.value)],
                           "`%s` (of the hvd.DistributedOptimizer made here)" % name))
-    return found
+    found.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+    statements = [next(up for up in [n] + list(index.ancestors(n)) if isinstance(up, ast.stmt))
+                  for n, _ in found]
+    # (one per statement: ``allreduce(s) if sparse else allreduce(s)`` is one)
+    return [f for i, f in enumerate(found) if statements[i] not in statements[:i]]
