@@ -150,9 +150,32 @@ def _counters(index, scope):
     for node in index.statements_of(scope):
         counter = increment(node)
         if counter and counter not in own and not index.guards(node) \
-                and not _counted_down(index, counter) and not _with_apply(index, node):
+                and not _counted_down(index, counter) and not _with_apply(index, node) \
+                and not _only_cycles(index, node, counter):
             found.append((node, counter))
     return found
+
+
+def _only_cycles(index, node, counter):
+    """``self.iterations`` of an optimizer class that writes its own update
+    (no parent's or inner optimizer's ``get_updates``) and reads it only
+    in its cycle test (``% N``) and the list of its weights: no schedule
+    nor bias correction counts micro-steps (a plain SGD that accumulates)."""
+    cls = index.class_of(node)
+    if counter != "self.iterations" or cls is None or any(
+            method(n) in ("get_updates", "apply_gradients", "_resource_apply_dense")
+            for n in ast.walk(cls) if isinstance(n, ast.Call)):
+        return False
+    parents = index.parents
+    for read in (n for n in ast.walk(cls) if isinstance(n, ast.Attribute)
+                 and dotted_name(n) == counter and isinstance(n.ctx, ast.Load)):
+        up, inner = parents.get(read), read
+        if isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add):  # ((it + 1) % N)
+            up, inner = parents.get(up), up
+        if not (isinstance(up, ast.List) or increment(up) == counter or (
+                isinstance(up, ast.BinOp) and isinstance(up.op, ast.Mod) and up.left is inner)):
+            return False
+    return True
 
 
 def _with_apply(index, node):
