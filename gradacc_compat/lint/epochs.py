@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.applies_counted import waits_on_itself
+from gradacc_compat.lint.counters import never_advanced
 from gradacc_compat.lint.even_epochs import divides_evenly
 from gradacc_compat.lint.scopes import LOOPS, RUNS
 from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts
@@ -42,7 +44,7 @@ def carried_cycles(index, report):
                        "carried into the next epoch, unless every "
                        "epoch's batches are a multiple of N (the last epoch's dropped)")
     fits = [c for c in index.calls if method(c) == "fit" and isinstance(c.func, ast.Attribute)]
-    step = _keras_steps(index, gated) if fits and not _flushed_on_epoch_end(index) else None
+    step = _keras_steps(index, gated) if not _flushed_on_epoch_end(index) else None
     fits = [c for c in fits if step and _of_class(index, c.func.value, step[1])]
     if fits and step[2] is not None and all(
             divides_evenly(index, c, step[2], step[1]) for c in fits):
@@ -52,6 +54,27 @@ def carried_cycles(index, report):
         report(step[2] or fit, "GAC110", step[0], "carried into the next epoch by the `fit` "
                "of line %d, unless every epoch's batches are a multiple of N (the last "
                "epoch's dropped)" % fit.lineno)
+    elif step and step[2] is not None and _keras_model(step[1]) and not _stuck(index, step[2]):
+        # (a Keras model's train_step runs under a fit, of this file or not)
+        report(step[2], "GAC110", step[0], "carried into the next epoch by `Model.fit`, "
+               "which runs this train_step, unless every epoch's batches are a multiple "
+               "of N (the last epoch's dropped)")
+
+
+def _stuck(index, gate):
+    """A gate that never opens (or opens once): its counter never moves, or
+    it is the optimizer's own count of applies (GAC109 says so)."""
+    return any(never_advanced(index, gate, dotted_name(n)) for n in ast.walk(gate)
+               if isinstance(n, ast.Attribute) and dotted_name(n)) or any(
+        waits_on_itself(index, gate, a) for a in index.applies
+        if a.keys & index.accumulators and isinstance(a.node, ast.Call))
+
+
+def _keras_model(cls):
+    """``cls`` is built on a Keras ``Model`` (``keras.Model``,
+    ``tf.keras.models.Model``)."""
+    return cls is not None and any(
+        (dotted_name(b) or "").split(".")[-1] == "Model" for b in cls.bases)
 
 
 def _applying(index):
@@ -70,7 +93,7 @@ def _applying(index):
         for call in index.callers(function) + index.handed_to(function):
             # (a step that calls the apply under its test, or runs it by
             # ``strategy.run(apply_fn)`` there)
-            caller = index.function_of(call)
+            caller = index.step_scope(call)
             if caller is not None and index.locally_guarded(call):
                 found[id(caller)] = True
     return found
@@ -205,10 +228,17 @@ def _keras_steps(index, gated):
     return None
 
 
-def _gate(index, function):
-    """The first condition an apply of ``function``'s sums runs under."""
-    tests = [test for a in index.applies if index.step_scope(a.node) is function
-             and a.keys & index.accumulators for _, test in index.guards(a.node)[:1]]
+def _gate(index, function, hops=2):
+    """The first condition an apply of ``function``'s sums runs under: in
+    it, else in the method it calls that applies, else at that call."""
+    applying = [a for a in index.applies if a.keys & index.accumulators]
+    nodes = [a.node for a in applying if index.step_scope(a.node) is function]
+    calls = [c for c in ast.walk(function) if isinstance(c, ast.Call)
+             and index.callee(c) not in (None, function)
+             and any(index.step_scope(a.node) is index.callee(c) for a in applying)]
+    inner = [_gate(index, index.callee(c), hops - 1) for c in calls if hops > 0 and not nodes]
+    tests = [test for node in nodes or calls for _, test in index.guards(node)[:1]]
+    tests = [t for t in inner if t is not None] or tests
     return min(tests, key=lambda t: t.lineno) if tests else None
 
 

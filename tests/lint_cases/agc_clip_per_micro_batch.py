@@ -23,7 +23,7 @@ class GAModel(tf.keras.Model):
         for s, g in zip(self.sums, gradients):
             s.assign_add(g)
         self.seen.assign_add(1)
-        tf.cond(tf.equal(self.seen, self.accum_steps), self.apply_sums, lambda: None)
+        tf.cond(tf.equal(self.seen, self.accum_steps), self.apply_sums, lambda: None)  # <- GAC110
         return {"loss": loss}
 
     def apply_sums(self):

@@ -2,7 +2,8 @@
 # class that accumulates in train_step (and applies the raw sum, GAC101) is
 # defined in a file whose fit calls are all on other things: scikit-learn
 # scalers, a plain classifier, a flat Keras model. None of those fits
-# carries a partial cycle, so none is GAC110.
+# carries a partial cycle; the class itself does, under whatever
+# Model.fit runs it (GAC110 at its gate).
 import tensorflow as tf
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
@@ -29,7 +30,7 @@ class AccumulativeModel(tf.keras.Model):
         grads = tape.gradient(loss, self.model.trainable_variables)
         for s, g in zip(self.sums, grads):
             s.assign_add(g)
-        tf.cond(tf.equal(self.current_step % self.accum_steps, 0), self._apply_and_reset,
+        tf.cond(tf.equal(self.current_step % self.accum_steps, 0), self._apply_and_reset,  # <- GAC110
                 lambda: tf.constant(False))
         return {"loss": loss}
 

@@ -28,5 +28,5 @@ class Accumulating(tf.keras.Model):
         for i, grad in enumerate(tape.gradient(loss, self.trainable_variables)):
             self.sums[i].assign_add(grad)
         self.seen.assign_add(1)
-        tf.cond(self.seen >= self.n_micro, self.apply_sums, lambda: None)
+        tf.cond(self.seen >= self.n_micro, self.apply_sums, lambda: None)  # <- GAC110
         return {"loss": loss}

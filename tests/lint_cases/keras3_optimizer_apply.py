@@ -35,7 +35,7 @@ class AccumModel(keras.Model):
             self.seen.assign(0)
             return 0
 
-        ops.cond(ops.equal(self.seen, self.accum_steps), update, lambda: 0)
+        ops.cond(ops.equal(self.seen, self.accum_steps), update, lambda: 0)  # <- GAC110
         return {"loss": loss}
 
 

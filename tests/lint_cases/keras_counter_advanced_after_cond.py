@@ -23,7 +23,7 @@ class AccModel(tf.keras.Model):
         grads = tape.gradient(loss, self.trainable_variables)
         for s, g in zip(self.sums, grads):
             s.assign_add(g)
-        tf.cond(tf.equal(self.counter % self.steps, 0), self._apply, lambda: None)  # <- GAC109
+        tf.cond(tf.equal(self.counter % self.steps, 0), self._apply, lambda: None)  # <- GAC109 GAC110
         self.counter.assign_add(1)
         return {"loss": loss}
 

@@ -23,7 +23,7 @@ class ToolkitModel(tf.keras.Model):
         self.n_pending += 1  # <- GAC105
         for total, grad in zip(self.sums, grads):
             total.assign_add(grad)
-        if self.n_pending == self.n_accum:
+        if self.n_pending == self.n_accum:  # <- GAC110
             self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))
             for total in self.sums:
                 total.assign(tf.zeros_like(total))

@@ -22,7 +22,7 @@ class AccumulatingModel(tf.keras.Model):
         grads = tape.gradient(loss, self.trainable_variables)
         for i in range(len(self.sums)):
             self.sums[i].assign_add(grads[i])
-        tf.cond(tf.equal(self.seen, self.n_steps), self.apply_sums, lambda: None)
+        tf.cond(tf.equal(self.seen, self.n_steps), self.apply_sums, lambda: None)  # <- GAC110
         return {"loss": loss}
 
     def apply_sums(self):

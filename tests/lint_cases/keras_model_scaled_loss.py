@@ -1,6 +1,7 @@
 # Modelled on the same Keras train_step override in its later, fixed form:
 # the loss is divided by the number of micro-batches before the gradient, so
-# the applied sum is the big batch's mean. Clean.
+# the applied sum is the big batch's mean. Clean, but for the partial
+# cycle Model.fit carries across epochs (GAC110).
 import tensorflow as tf
 
 
@@ -27,7 +28,7 @@ class AccumulatingModel(tf.keras.Model):
         for acc, grad in zip(self.pending, tape.gradient(scaled, self.trainable_variables)):
             acc.assign_add(grad)
         self.count.assign_add(1)
-        tf.cond(self.count >= self.accum_steps, lambda: self.flush_pending(), lambda: None)
+        tf.cond(self.count >= self.accum_steps, lambda: self.flush_pending(), lambda: None)  # <- GAC110
         return {"loss": scaled * float(self.accum_steps)}
 
     def flush_pending(self):

@@ -35,7 +35,7 @@ class AccumulatingModel(tf.keras.Model):
         with tf.GradientTape() as tape:
             loss = self.compiled_loss(y, self(x, training=True))
         self._grad_accumulator(tape.gradient(loss, self.trainable_variables))
-        if not accum_only:
+        if not accum_only:  # <- GAC110
             self.optimizer.apply_gradients(
                 zip(self._grad_accumulator.gradients, self.trainable_variables))
             self._grad_accumulator.reset()

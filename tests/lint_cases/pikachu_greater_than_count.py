@@ -24,7 +24,7 @@ class Accumulating(tf.keras.Model):
         return {"loss": loss}
 
     def maybe_apply(self):
-        if self.count > self.n_micro:
+        if self.count > self.n_micro:  # <- GAC110
             self.optimizer.apply_gradients(  # <- GAC109
                 zip([s / self.count for s in self.sums], self.trainable_variables))
             self.count = 0

@@ -34,7 +34,7 @@ class ContrastiveModel(keras.Model):
         grads = tape.gradient(loss, self.encoder.trainable_weights + self.head.trainable_weights)
         for i in range(len(self.gradient_accumulation)):
             self.gradient_accumulation[i].assign_add(grads[i])
-        tf.cond(tf.equal(self.n_acum_step, self.n_gradients), self.apply_accu_gradients, lambda: None)
+        tf.cond(tf.equal(self.n_acum_step, self.n_gradients), self.apply_accu_gradients, lambda: None)  # <- GAC110
         return {"loss": loss}
 
     def apply_accu_gradients(self):

@@ -24,7 +24,7 @@ class AccumulatingUNet(tf.keras.Model):
         for acc, g in zip(self._accum_grads, grads):
             acc.assign_add(g / tf.cast(self.accum_steps, g.dtype))
         self._accum_counter.assign_add(1)
-        if self._accum_counter >= self.accum_steps:
+        if self._accum_counter >= self.accum_steps:  # <- GAC110
             self.optimizer.apply_gradients(zip(self._accum_grads, self.trainable_weights))
             self._accum_counter.assign(0)
             for acc in self._accum_grads:
