@@ -212,6 +212,15 @@ class Accumulates(object):
                 continue
             if any(key in a.keys and self.loop_of(a.node) is loop for a in applies):
                 found.append(Accumulate(key, call, self.function_of(call), call.args[0]))
+        # (``buffer[i] -= grad * reward / N``: negated gradients summed, for a
+        # policy gradient that maximizes; only where an apply reads them, not
+        # a hand-written step ``w -= lr * g``)
+        for node in (n for n in self.nodes if isinstance(n, ast.AugAssign)
+                     and isinstance(n.op, ast.Sub)):
+            key = self.key(node.target)
+            if key is not None and any(key in a.keys for a in applies) \
+                    and parameters.differentiated(self, node.value):
+                found.append(Accumulate(key, node, self.function_of(node), node.value))
         return found
 
 
