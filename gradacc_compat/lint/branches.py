@@ -14,7 +14,8 @@ import re
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 from gradacc_compat.lint.exprs import increment
 
-__all__ = ["branch_function", "cond_branches", "double_counted", "skipped_steps"]
+__all__ = ["branch_function", "cond_branches", "double_counted", "else_counts",
+           "skipped_steps"]
 
 _APPLIES = ("apply_gradients", "_apply_gradients", "minimize")
 _OVERFLOW = frozenset(["inf", "nan", "nans", "finite", "isinf", "isnan", "isfinite",
@@ -164,3 +165,21 @@ def _applies(index, branch):
         return True
     return any(isinstance(n, ast.Call) and method(n) in _APPLIES for n in _runs(index, branch)
                if not isinstance(n, FUNCTIONS))
+
+
+def else_counts(index, report):
+    """GAC107 for ``if <cycle ends>: <apply> else: opt.iterations.assign_add(1)``:
+    the apply advances the count on its steps and the ``else`` on the
+    others, so it counts every micro-step."""
+    for node in (n for n in index.nodes if isinstance(n, ast.If) and n.orelse):
+        body = [n for s in node.body for n in ast.walk(s)]
+        calls = [n for n in body if isinstance(n, ast.Call)]
+        if not any(method(c) in _APPLIES for c in calls) and not any(
+                _applies(index, c.func) for c in calls if isinstance(c.func, ast.Attribute)
+                and dotted_name(c.func.value) == "self"):
+            continue
+        for other in (n for s in node.orelse for n in ast.walk(s)):
+            counter = increment(other)
+            if counter and not any(increment(n) == counter for n in body):
+                report(other, "GAC107", counter,
+                       "this `else`'s `if`, whose apply advances it too and")

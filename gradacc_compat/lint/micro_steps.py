@@ -34,6 +34,7 @@ def check_module(index, report):
     fed.fed_decisions(index, report)
     branches.skipped_steps(index, report)
     branches.double_counted(index, report)
+    branches.else_counts(index, report)
     session_loops.partial_cycles(index, report)
     session_loops.short_cycles(index, report)
     session_loops.counted_with_adds(index, report)
