@@ -43,6 +43,7 @@ def carried_cycles(index, report):
                        if _made_anew(index, name, inner, outer) else
                        "carried into the next epoch, unless every "
                        "epoch's batches are a multiple of N (the last epoch's dropped)")
+    _phases(index, applying, gated, report)
     fits = [c for c in index.calls if method(c) == "fit" and isinstance(c.func, ast.Attribute)]
     step = _keras_steps(index, gated) if not _flushed_on_epoch_end(index) else None
     fits = [c for c in fits if step and _of_class(index, c.func.value, step[1])]
@@ -75,6 +76,25 @@ def _keras_model(cls):
     ``tf.keras.models.Model``)."""
     return cls is not None and any(
         (dotted_name(b) or "").split(".")[-1] == "Model" for b in cls.bases)
+
+
+def _phases(index, applying, gated, report):
+    """A method that makes ``self.sums`` anew and then runs a loop of
+    cycles over its data, with nothing applied after the loop (a training
+    phase, an epoch called from elsewhere): each call drops the last
+    partial cycle of the one before."""
+    for function in (f for f in index.functions if isinstance(f, ast.FunctionDef)):
+        made = [s for s in function.body if isinstance(s, ast.Assign) and any(
+            (dotted_name(t) or "").startswith("self.") for t in s.targets)
+            and (made_zero(s.value) or isinstance(s.value, ast.List) and not s.value.elts)]
+        for loop in (s for s in function.body if isinstance(s, ast.For) and made
+                     and min(m.lineno for m in made) < s.lineno and not _epochs(s)):
+            name = _cycles_in(index, loop, applying, gated)
+            anew = [dotted_name(t) for m in made for t in m.targets]
+            if name and any(n.split(".")[-1] == name for n in anew) \
+                    and _applied_after(index, loop, function, applying) is None:
+                report(loop, "GAC110", name, "dropped when `%s` makes `%s` anew at its next "
+                       "call, unless its batches are a multiple of N" % (function.name, name))
 
 
 def _applying(index):
