@@ -12,10 +12,9 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, method, parameter_names,
-                                             string_of)
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 from gradacc_compat.lint.branches import branch_function
-from gradacc_compat.lint.exprs import literal
+from gradacc_compat.lint.flags import switched_off
 from gradacc_compat.lint.scopes import RUNS
 
 __all__ = ["endless", "ran_out"]
@@ -43,7 +42,8 @@ def _endless_source(index, expr, hops):
     for call in (c for c in ast.walk(expr) if isinstance(c, ast.Call)):
         maker = index.callee(call)
         if _repeats(call) or maker is not None and any(
-                _repeats(c) and not _switched_off(index, c, maker, call) for c in ast.walk(maker)):
+                _repeats(c) and not switched_off(index.ancestors, c, maker, call)
+                for c in ast.walk(maker)):
             return True
     called = set(id(c.func) for c in ast.walk(expr) if isinstance(c, ast.Call))
     return hops > 0 and any(
@@ -56,39 +56,6 @@ def _endless_source(index, expr, hops):
 
 def _repeats(call):
     return method(call) == "repeat" and not (call.args or call.keywords)
-
-
-def _switched_off(index, node, maker, call):
-    """``node`` sits in the body of ``if <parameter>:`` in ``maker``, and
-    ``call`` passes that parameter a false literal (or leaves a false
-    default): ``input_fn(..., is_train=False)``."""
-    params = parameter_names(maker)
-    params = params[1:] if params[:1] == ["self"] else params
-    passed = dict(zip(params[len(params) - len(maker.args.defaults):], maker.args.defaults))
-    passed.update(zip(params, call.args))
-    passed.update((k.arg, k.value) for k in call.keywords if k.arg)
-    child = node
-    for up in index.ancestors(node):
-        if up is maker:
-            break
-        if isinstance(up, ast.If) and any(child is s for s in up.body) and (
-                getattr(up.test, "id", None) in passed and _false(passed[up.test.id])
-                or _other_mode(up.test, passed)):
-            return True
-        child = up
-    return False
-
-
-def _other_mode(test, passed):
-    """``mode == "train"`` where the call passes ``mode="eval"``."""
-    return isinstance(test, ast.Compare) and len(test.ops) == 1 \
-        and isinstance(test.ops[0], ast.Eq) and getattr(test.left, "id", None) in passed \
-        and string_of(passed[test.left.id]) not in (None, string_of(test.comparators[0]))
-
-
-def _false(node):
-    """The literal ``False``, ``None`` or ``0``."""
-    return literal(node) in (False, None, 0)
 
 
 def ran_out(index, report):

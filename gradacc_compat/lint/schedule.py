@@ -14,6 +14,7 @@ from gradacc_compat.lint import apart, counters, flow
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_name,
                                        first_value, increment, number, reads_modulo)
+from gradacc_compat.lint.flags import BARE_CALL, switched_off
 
 __all__ = ["Irregular"]
 
@@ -31,13 +32,16 @@ class Irregular(object):
         ``strategy.run``) and of the functions that call it (three hops):
         each is a place to fix (one closure called from four loops: four)."""
         index = self.index
-        found, seen, todo = [], set(), [(apply.function, 0)]
+        found, seen, todo = [], set(), [(apply.function, apply.node, 0)]
         while todo:
-            function, hops = todo.pop(0)
+            function, node, hops = todo.pop(0)
             if function is None or id(function) in seen or hops > 2:
                 continue
             seen.add(id(function))
             for call in self._calls_of(function):
+                if switched_off(index.ancestors, node, function, BARE_CALL if index.branch_call(
+                        function) is call else call):
+                    continue  # (``_accumulate(apply=False)``: that call applies nothing)
                 here = flow.Apply(call, index.function_of(call), apply.keys, apply.chain)
                 tests = self._local_tests(call)
                 predicate = call.args[0] if call.args else next(
@@ -53,7 +57,7 @@ class Irregular(object):
                         break
                 # (``if loss_scaler:`` decides no cycle: the caller's tests may)
                 if not any(self._decides_cycle(t, call) for t in tests):
-                    todo.append((index.function_of(call), hops + 1))
+                    todo.append((index.function_of(call), call, hops + 1))
         return found
 
     def _decides_cycle(self, test, at):

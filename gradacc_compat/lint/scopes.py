@@ -12,6 +12,7 @@ import ast
 from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, method, parameter_names,
                                               string_of)
 from gradacc_compat.lint.exprs import CONDS
+from gradacc_compat.lint.flags import BARE_CALL, switched_off
 
 __all__ = ["Scopes", "LOOPS", "RUNS"]
 
@@ -312,12 +313,13 @@ class Scopes(object):
                 if id(up) in seen:
                     return found
                 seen.add(id(up))
-                cond = self.branch_call(up)
-                if cond is not None:
+                cond = self.branch_call(up)  # (called with no arguments there)
+                if cond is not None and not switched_off(self.ancestors, node, up, BARE_CALL):
                     found.append(("cond", cond.args[0] if cond.args else cond))
                     found += self.guards(cond, seen)
                     return found
-                callers = self.callers(up) + self.handed_to(up)
+                callers = [c for c in self.callers(up) + self.handed_to(up)
+                           if not switched_off(self.ancestors, node, up, c)]
                 for call in callers[:3]:
                     outer = self.guards(call, seen)
                     if outer:
