@@ -27,6 +27,8 @@ _APPLY_WORDS = ("train", "apply", "update", "optim", "step")
 def partial_cycles(index, report):
     for loop in (n for n in index.nodes if isinstance(n, LOOPS)):
         outer = index.loop_of(loop)
+        # (or an epoch's method, called from elsewhere, that zeroes the sums first)
+        outer = outer or _zeroes_first(index, index.function_of(loop), loop)
         if outer is None:
             continue
         runs = [n for n in ast.walk(loop) if is_session_run(n) and index.loop_of(n) is loop]
@@ -43,6 +45,16 @@ def partial_cycles(index, report):
         if not after:
             name = [w for w in fetched(accums[0]) if "accum" in w][0]
             report(loop, "GAC110", name, "zeroed or carried into the next epoch")
+
+
+def _zeroes_first(index, function, loop):
+    """``function`` when it runs a zeroing op (``sess.run(zero_ops)``) in its
+    own body before ``loop``: each call starts the sums anew."""
+    if function is None or isinstance(function, ast.Lambda):
+        return None
+    return function if any(
+        is_session_run(n) and n.lineno < loop.lineno and index.loop_of(n) is None
+        and any("zero" in w for w in fetched(n)) for n in index.statements_of(function)) else None
 
 
 def _applies(run):
@@ -87,7 +99,7 @@ def _restarts(index, counter, loop, outer):
         return False
     if isinstance(loop, ast.For) and counter in set(
             n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)):
-        return method(loop.iter) == "enumerate"
+        return method(loop.iter) in ("enumerate", "range", "xrange")
     return any(isinstance(n, ast.Assign) and number(n.value) == 0 and n.lineno < loop.lineno
                and any(getattr(t, "id", None) == counter for t in n.targets)
                and index.loop_of(n) is outer for n in ast.walk(outer))
