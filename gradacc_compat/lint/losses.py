@@ -57,11 +57,24 @@ def _scaled_in(index, scope, by_n):
             return True  # (the loss under any name: what the gradient call reads)
         if isinstance(node, ast.Call) and method(node) == "compute_average_loss":
             for kw in node.keywords:
-                if kw.arg == "global_batch_size" and any(
+                if kw.arg == "global_batch_size" and (any(
                         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
-                        for n in ast.walk(kw.value)):
+                        for n in ast.walk(kw.value)) or _slice_of_step(index, node)):
                     return True
     return False
+
+
+def _slice_of_step(index, node):
+    """``node`` runs in a loop over ``range(...)`` inside the step that
+    applies once after it: the micro-batches are slices of the step's one
+    batch, whose global size the loss divides by."""
+    loop = index.loop_of(node)
+    if not (isinstance(loop, ast.For) and method(loop.iter) == "range"):
+        return False
+    end = max(getattr(n, "lineno", 0) for n in ast.walk(loop))
+    function = index.function_of(loop)
+    return function is not None and any(
+        a.function is function and a.node.lineno > end for a in index.applies)
 
 
 def _far_from_gradients(index):
