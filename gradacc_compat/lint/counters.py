@@ -14,8 +14,8 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, with_contexts
-from gradacc_compat.lint.exprs import (any_increment, divides_by_n, increment, made_zero, mod_parts,
-                                       number)
+from gradacc_compat.lint.exprs import (any_increment, divides_by_n, increment, literal, made_zero,
+                                       mod_parts, number)
 
 __all__ = ["aliased_iterations", "decayed_lr", "made_zero_advanced_after", "never_advanced",
            "own_iterations", "step_counter"]
@@ -149,11 +149,19 @@ def _counters(index, scope):
     found = []
     for node in index.statements_of(scope):
         counter = increment(node)
-        if counter and counter not in own and not index.guards(node) \
+        if counter and counter not in own and not _cycle_guards(index, node) \
                 and not _counted_down(index, counter) and not _with_apply(index, node) \
                 and not _only_cycles(index, node, counter):
             found.append((node, counter))
     return found
+
+
+def _cycle_guards(index, node):
+    """The guards of ``node`` but ``X is not None`` (an option given or
+    not: ``if global_step is not None:``), which decides no cycle."""
+    return [t for _, t in index.guards(node) if not (
+        isinstance(t, ast.Compare) and len(t.ops) == 1
+        and isinstance(t.ops[0], (ast.Is, ast.IsNot)) and literal(t.comparators[0]) is None)]
 
 
 def _only_cycles(index, node, counter):
