@@ -280,14 +280,23 @@ _LAST_WORDS = ("len", "per_epoch", "num_batches", "n_batches", "total_batches", 
 def no_accumulation(test):
     """``accum_steps == 1`` (or ``<= 1``, alone or in an ``and``): the test
     of a path that does not accumulate at all."""
-    return any(_compares_steps(part, ((ast.Eq, 1), (ast.LtE, 1))) for part in _conjuncts(test))
+    return any(_compares_steps(part, ((ast.Eq, 1), (ast.LtE, 1))) or (
+        isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not) and _flag(part.operand))
+        for part in _conjuncts(test))
 
 
 def accumulation(test):
     """``accum_steps > 1`` (or ``>= 2``, ``!= 1``, alone or in an ``and``):
     the test of the path that accumulates."""
-    return any(_compares_steps(part, ((ast.Gt, 1), (ast.NotEq, 1), (ast.GtE, 2)))
+    return any(_compares_steps(part, ((ast.Gt, 1), (ast.NotEq, 1), (ast.GtE, 2))) or _flag(part)
                for part in _conjuncts(test))
+
+
+def _flag(node):
+    """A switch for accumulating: ``self._use_grad_accum``, ``use_ga``."""
+    name = (dotted_name(node) or "").split(".")[-1].lower()
+    return name.startswith(("use_", "_use_", "do_", "enable")) and ("accum" in name
+                                                                    or name.endswith("_ga"))
 
 
 def _conjuncts(test):
