@@ -54,16 +54,16 @@ class Accumulates(object):
             target, value = None, None
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
                 target, value = node.target, node.value
-            elif isinstance(node, ast.Call) and node.args and self.called(node) not in (
-                    "assign_add", "assign") and (
-                    len(node.args) == 1 or parameters.differentiated(self, node.args[0])) and (
+            elif isinstance(node, ast.Call) and _handed(node) is not None and self.called(
+                    node) not in ("assign_add", "assign") and (
+                    len(node.args) <= 1 or parameters.differentiated(self, node.args[0])) and (
                     (method(node) in HELPER_ADDS and isinstance(node.func, ast.Attribute))
                     or (_accumulator_named(dotted_name(node.func))
                         and isinstance(node.func, (ast.Name, ast.Attribute))
                         and not (dotted_name(node.func) or "").startswith("tf."))):
                 # acc.add_gradients(grads) / self.accumulator(grads): a helper
                 target = node.func.value if method(node) in HELPER_ADDS else node.func
-                value = node.args[0]
+                value = _handed(node)
             elif isinstance(node, ast.Call) and self.called(node) == "assign_add" and node.args:
                 if isinstance(node.func, ast.Attribute) and dotted_name(node.func) not in (
                         "tf.assign_add", "tf.compat.v1.assign_add"):
@@ -222,6 +222,14 @@ class Accumulates(object):
                     and parameters.differentiated(self, node.value):
                 found.append(Accumulate(key, node, self.function_of(node), node.value))
         return found
+
+
+def _handed(call):
+    """What a helper's add is handed: its first argument, or its
+    ``gradients=`` (``grads=``)."""
+    if call.args:
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg in ("gradients", "grads")), None)
 
 
 def _adds(function):

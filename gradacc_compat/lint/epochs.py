@@ -17,7 +17,8 @@ from gradacc_compat.lint.applies_counted import waits_on_itself
 from gradacc_compat.lint.counters import never_advanced
 from gradacc_compat.lint.even_epochs import divides_evenly
 from gradacc_compat.lint.scopes import LOOPS, RUNS
-from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts
+from gradacc_compat.lint.exprs import (accumulation, last_batch, made_zero, mod_parts,
+                                       no_accumulation)
 
 __all__ = ["carried_cycles"]
 
@@ -257,7 +258,8 @@ def _gate(index, function, hops=2):
              and index.callee(c) not in (None, function)
              and any(index.step_scope(a.node) is index.callee(c) for a in applying)]
     inner = [_gate(index, index.callee(c), hops - 1) for c in calls if hops > 0 and not nodes]
-    tests = [test for node in nodes or calls for _, test in index.guards(node)[:1]]
+    tests = [test for node in nodes or calls for _, test in index.guards(node)[:1]
+             if not (accumulation(test) or no_accumulation(test))]  # (a path, no cycle)
     tests = [t for t in inner if t is not None] or tests
     return min(tests, key=lambda t: t.lineno) if tests else None
 
