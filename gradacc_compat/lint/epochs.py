@@ -88,14 +88,31 @@ def _phases(index, applying, gated, report):
         made = [s for s in function.body if isinstance(s, ast.Assign) and any(
             (dotted_name(t) or "").startswith("self.") for t in s.targets)
             and (made_zero(s.value) or isinstance(s.value, ast.List) and not s.value.elts)]
-        for loop in (s for s in function.body if isinstance(s, ast.For) and made
-                     and min(m.lineno for m in made) < s.lineno and not _epochs(s)):
+        for loop in (s for s in function.body if isinstance(s, ast.For) and not _epochs(s)):
             name = _cycles_in(index, loop, applying, gated)
-            anew = [dotted_name(t) for m in made for t in m.targets]
-            if name and any(n.split(".")[-1] == name for n in anew) \
-                    and _applied_after(index, loop, function, applying) is None:
+            anew = [dotted_name(t) for m in made if m.lineno < loop.lineno for t in m.targets]
+            if not name or _applied_after(index, loop, function, applying) is not None:
+                continue
+            if any(n.split(".")[-1] == name for n in anew):
                 report(loop, "GAC110", name, "dropped when `%s` makes `%s` anew at its next "
                        "call, unless its batches are a multiple of N" % (function.name, name))
+            elif _zeroed_after(index, loop, function) is not None:
+                report(_zeroed_after(index, loop, function), "GAC110", name, "zeroed after "
+                       "the loop without an apply, unless its batches are a multiple of N")
+
+
+def _zeroed_after(index, loop, function):
+    """The statement after ``loop`` in ``function`` that zeroes sums
+    (``g.assign(tf.zeros_like(g))`` there, or in a function of its own it
+    calls, a ``tf.cond`` branch too), or None."""
+    end = max(getattr(n, "lineno", 0) for n in ast.walk(loop))
+    for statement in (s for s in function.body if s.lineno > end):
+        calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call)]
+        bodies = calls + [index.callee(c) for c in calls if index.callee(c) is not None]
+        if any(method(n) == "assign" and n.args and made_zero(n.args[0])
+               for b in bodies for n in ast.walk(b)):
+            return statement
+    return None
 
 
 def _applying(index):
@@ -130,7 +147,10 @@ def _cycles_in(index, inner, applying, gated):
     """The accumulators' label when ``inner`` runs a cycle: a call of a
     step that applies under a condition, or an apply (or a call of a
     function that applies) under a condition of the loop."""
-    for node in index.statements_of(inner):
+    # (and the calls in the lambdas a ``tf.cond`` of the loop runs)
+    lambdas = [n for c in index.statements_of(inner) if method(c) == "cond"
+               for b in c.args[1:3] if isinstance(b, ast.Lambda) for n in ast.walk(b.body)]
+    for node in list(index.statements_of(inner)) + lambdas:
         callee = _called(index, node) if isinstance(node, ast.Call) else None
         if callee is not None and _sums_made_per_call(index, callee):
             continue  # (nothing outlives the call: a loss there is the callee's own)
@@ -171,6 +191,9 @@ def _conditional(index, node, loop):
             break
         if isinstance(up, ast.If):
             return not last_batch(up.test)
+        cond = index.branch_call(up) if isinstance(up, ast.Lambda) else None
+        if cond is not None and cond.args:  # (``tf.cond(n == N, lambda: apply(), ...)``)
+            return not last_batch(cond.args[0])
     statement = [s for s in loop.body if s is node or any(s is a for a in index.ancestors(node))]
     before = loop.body[:loop.body.index(statement[0])] if statement else []
     return any(isinstance(s, ast.If) and any(isinstance(b, ast.Continue) for b in s.body)
