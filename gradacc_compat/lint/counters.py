@@ -18,7 +18,7 @@ from gradacc_compat.lint.exprs import (any_increment, divides_by_n, increment, l
                                        mod_parts, number)
 
 __all__ = ["aliased_iterations", "decayed_lr", "made_zero_advanced_after", "never_advanced",
-           "own_iterations", "step_counter"]
+           "own_iterations", "start_and_side", "step_counter"]
 
 _LOGS = ("print", "info", "debug", "warning", "log", "format", "set_description",
          "set_postfix", "scalar", "add_scalar", "write", "str", "int", "float")
@@ -246,12 +246,21 @@ def never_advanced(index, test, name):
 def made_zero_advanced_after(index, counter, at):
     """``counter`` made 0 outside the loop around ``at`` and advanced in it,
     only after ``at``: ``at`` sees 0 on the loop's first pass."""
+    return start_and_side(index, counter, at) == (0, "after")
+
+
+def start_and_side(index, counter, at):
+    """``(start, "before" or "after")``: ``counter`` made ``start`` (one
+    number) outside the loop around ``at``, and advanced in it only before
+    ``at``, or only after it; else None."""
     loop = index.loop_of(at)
     if loop is None:
-        return False
+        return None
     assigned = index.assignments(index.binder(counter, at))
     starts = [number(value) for value, node in assigned.get(counter, ())
               if not any(up is loop for up in index.ancestors(node))]
-    moves = [n for n in index.statements_of(index.function_of(at))
+    moves = [n.lineno > at.lineno for n in index.statements_of(index.function_of(at))
              if any_increment(n) == counter and any(up is loop for up in index.ancestors(n))]
-    return starts == [0] and bool(moves) and all(n.lineno > at.lineno for n in moves)
+    if len(starts) != 1 or starts[0] is None or not moves or len(set(moves)) != 1:
+        return None
+    return starts[0], "after" if moves[0] else "before"

@@ -315,9 +315,11 @@ class Irregular(object):
     def _counted_after(self, counter, apply):
         """A Python counter made 0 and advanced after the ``% N`` test in the
         loop around the apply: the test sees 0 on the first micro-batch."""
-        if counters.made_zero_advanced_after(self.index, counter.id, apply.node):
-            return ("`%s %% N == 0` with `%s` made 0 and advanced after the test: the first "
-                    "cycle is one micro-batch" % (counter.id, counter.id))
+        where = counters.start_and_side(self.index, counter.id, apply.node)
+        if where in ((0, "after"), (1, "before")):
+            return ("`%s %% N == 0` with `%s` made %d and advanced %s the test: the first "
+                    "cycle is %s" % (counter.id, counter.id, where[0], where[1],
+                                     "one micro-batch" if where[0] == 0 else "N - 1"))
         return None
 
     def _advanced_after_in_step(self, counter, test, apply):
