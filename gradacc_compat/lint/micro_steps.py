@@ -21,7 +21,7 @@ from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_
 __all__ = ["check_accumulate", "check_module"]
 
 _REDUCES = ("all_reduce", "allreduce", "batch_reduce_to", "reduce_to", "allreduce_",
-            "grouped_allreduce")
+            "grouped_allreduce", "aggregate_gradients", "_aggregate_gradients")
 
 
 def check_module(index, report):
@@ -228,8 +228,13 @@ def _reduce(index, report, add, reported):
     scopes = [index.step_scope(add.node)]
     for expr in index.sources(add.value, add.value)[1]:
         for where in [index.step_scope(expr)] + _replica_functions(index, expr):
-            if where is not None and all(where is not s for s in scopes):
-                scopes.append(where)
+            # (and an optimizer's apply_gradients around the closure: it runs
+            # every micro-step, with what it reduces at its top)
+            outer = index.function_of(where) if where is not None else None
+            for scope in (where, outer if getattr(outer, "name", None) == "apply_gradients"
+                          else None):
+                if scope is not None and all(scope is not s for s in scopes):
+                    scopes.append(scope)
     for scope in scopes:
         for node, what in index.memo(("reductions", id(scope)),
                                      lambda: _reductions(index, scope)):
@@ -279,9 +284,10 @@ def _picks_setup(test):
     """A test of how the job runs (``hvd.is_initialized()``,
     ``strategy.num_replicas_in_sync > 1``) or of a value's type
     (``isinstance(g, tf.IndexedSlices)``), no cycle's."""
-    return any("hvd." in (dotted_name(n) or "") or (dotted_name(n) or "").endswith(
-        ("is_initialized", "num_replicas_in_sync", "size", "isinstance"))
-        for n in ast.walk(test))
+    return any("hvd." in (dotted_name(n) or "") or "aggregat" in (dotted_name(n) or "")
+               or (dotted_name(n) or "").endswith(
+                   ("is_initialized", "num_replicas_in_sync", "size", "isinstance"))
+               for n in ast.walk(test))  # (``if not skip_gradients_aggregation:``)
 
 
 def _strategy_reduce(node):
