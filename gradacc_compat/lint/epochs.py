@@ -3,8 +3,10 @@ loop, applied there only under a cycle's condition (``if step % N == 0``,
 ``tf.cond(count == N, ...)`` in the step the loop calls, ``if ...:
 continue`` before the apply), with nothing applied after the loop: the
 last partial cycle of each epoch is carried into the next one (and the
-last epoch's is dropped). Also for ``model.fit`` over a Keras model whose
-``train_step`` accumulates that way.
+last epoch's is dropped). Also for a Keras model whose ``train_step``
+accumulates that way (under a ``fit`` of this file or another), and for
+an epoch's method that makes the sums anew before its loop, or only zeroes
+them after it (each call drops the last partial cycle).
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -83,7 +85,8 @@ def _phases(index, applying, gated, report):
     """A method that makes ``self.sums`` anew and then runs a loop of
     cycles over its data, with nothing applied after the loop (a training
     phase, an epoch called from elsewhere): each call drops the last
-    partial cycle of the one before."""
+    partial cycle of the one before. The same where a statement after the
+    loop zeroes the sums without applying them (a flush that drops)."""
     for function in (f for f in index.functions if isinstance(f, ast.FunctionDef)):
         made = [s for s in function.body if isinstance(s, ast.Assign) and any(
             (dotted_name(t) or "").startswith("self.") for t in s.targets)
@@ -93,12 +96,13 @@ def _phases(index, applying, gated, report):
             anew = [dotted_name(t) for m in made if m.lineno < loop.lineno for t in m.targets]
             if not name or _applied_after(index, loop, function, applying) is not None:
                 continue
+            zeroed = _zeroed_after(index, loop, function)
             if any(n.split(".")[-1] == name for n in anew):
                 report(loop, "GAC110", name, "dropped when `%s` makes `%s` anew at its next "
                        "call, unless its batches are a multiple of N" % (function.name, name))
-            elif _zeroed_after(index, loop, function) is not None:
-                report(_zeroed_after(index, loop, function), "GAC110", name, "zeroed after "
-                       "the loop without an apply, unless its batches are a multiple of N")
+            elif zeroed is not None:
+                report(zeroed, "GAC110", name, "zeroed after the loop without an apply, "
+                       "unless its batches are a multiple of N")
 
 
 def _zeroed_after(index, loop, function):

@@ -271,9 +271,10 @@ def _adds_without_apply(index, scope):
 
 def _cycle_guarded(index, node):
     """Under a condition in its own function (``if take_step:``, the plain
-    path's ``else:``, a ``tf.cond`` branch), or in a caller's one that may
-    decide a cycle (a ``tf.cond``, a ``%``); not under a caller's that
-    picks a path (``if strategy.num_replicas_in_sync > 1``)."""
+    path's ``else:``; one of its two nearest, not a test of how the job
+    runs), a ``tf.cond`` branch, or a caller's test that may decide a
+    cycle (a ``tf.cond``, a ``%``); not under a caller's that picks a path
+    (``if strategy.num_replicas_in_sync > 1``)."""
     guards = index.guards(node)
     return any(kind == "cond" or reads_modulo(test) for kind, test in guards) or any(
         kind == "if" and not _picks_setup(test) for kind, test in guards[:2]
