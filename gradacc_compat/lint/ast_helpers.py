@@ -5,9 +5,9 @@ from __future__ import absolute_import, division, print_function
 import ast
 import sys
 
-__all__ = ["FUNCTIONS", "NUMBER", "block_of", "call_name", "dotted_name", "last", "method",
-           "names_in", "parameter_names", "self_named", "string_of", "targets", "update_hooks",
-           "walk", "with_contexts"]
+__all__ = ["FUNCTIONS", "NUMBER", "block_of", "call_name", "dotted_name", "last", "last_line",
+           "method", "names_in", "parameter_names", "self_named", "string_of", "targets",
+           "update_hooks", "walk", "with_contexts"]
 
 _STRINGS = (str, type(u""))  # (Python 2: a unicode literal too)
 
@@ -82,6 +82,11 @@ def string_of(node):
 
 def last(name):
     return name.rsplit(".", 1)[-1] if name else None
+
+
+def last_line(node):
+    """The last line of ``node`` (a loop with its whole body)."""
+    return max(getattr(n, "lineno", 0) for n in ast.walk(node))
 
 
 def walk(node, stop=()):

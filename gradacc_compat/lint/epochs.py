@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, last_line, method
 from gradacc_compat.lint.applies_counted import waits_on_itself
 from gradacc_compat.lint.counters import never_advanced
 from gradacc_compat.lint.even_epochs import divides_evenly
@@ -109,7 +109,7 @@ def _zeroed_after(index, loop, function):
     """The statement after ``loop`` in ``function`` that zeroes sums
     (``g.assign(tf.zeros_like(g))`` there, or in a function of its own it
     calls, a ``tf.cond`` branch too), or None."""
-    end = max(getattr(n, "lineno", 0) for n in ast.walk(loop))
+    end = last_line(loop)
     for statement in (s for s in function.body if s.lineno > end):
         calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call)]
         bodies = calls + [index.callee(c) for c in calls if index.callee(c) is not None]
@@ -207,7 +207,7 @@ def _conditional(index, node, loop):
 def _applied_after(index, inner, outer, applying):
     """The call after the batches' loop, in the epoch's, that applies the
     sums left (a flush), else None."""
-    end = max(getattr(n, "lineno", 0) for n in ast.walk(inner))
+    end = last_line(inner)
     for node in index.statements_of(outer):
         if getattr(node, "lineno", 0) <= end or not isinstance(node, ast.Call):
             continue

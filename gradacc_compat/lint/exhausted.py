@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, last_line, method
 from gradacc_compat.lint.branches import branch_function
 from gradacc_compat.lint.flags import switched_off
 from gradacc_compat.lint.scopes import RUNS
@@ -111,7 +111,7 @@ def _flushed_after(index, guarded):
     loop = index.loop_of(guarded)
     if loop is None:
         return False
-    end = max(getattr(n, "lineno", 0) for n in ast.walk(loop))
+    end = last_line(loop)
     later = [n for n in index.statements_of(index.function_of(loop))
              if isinstance(n, ast.stmt) and n.lineno > end]
     return _settles(index, later, 1)

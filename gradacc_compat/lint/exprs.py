@@ -12,9 +12,10 @@ import numbers
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
-           "counter_name", "divides_by_n", "first_value", "increment", "is_division", "is_scaling", "last_batch",
-           "literal", "loads", "made_zero", "mean_of_terms", "mod_parts", "modulo_tested",
-           "n_names", "no_accumulation", "number", "outside_gradients", "reads_modulo"]
+           "counter_name", "divides_by_n", "first_value", "increment", "is_division",
+           "is_scaling", "last_batch", "literal", "loads", "made_zero", "mean_of_terms",
+           "mod_parts", "modulo_tested", "n_names", "no_accumulation", "number",
+           "outside_gradients", "reads_modulo"]
 
 #: Calls whose function arguments run conditionally (branches).
 CONDS = ("cond", "smart_cond", "case", "switch", "where")

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, last_line, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, divides_by_n, is_scaling, mean_of_terms,
                                        n_names, number)
 
@@ -71,7 +71,7 @@ def _slice_of_step(index, node):
     loop = index.loop_of(node)
     if not (isinstance(loop, ast.For) and method(loop.iter) == "range"):
         return False
-    end = max(getattr(n, "lineno", 0) for n in ast.walk(loop))
+    end = last_line(loop)
     function = index.function_of(loop)
     return function is not None and any(
         a.function is function and a.node.lineno > end for a in index.applies)

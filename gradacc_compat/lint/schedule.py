@@ -332,7 +332,8 @@ class Irregular(object):
             return None
         function = index.function_of(test)
         moves = [n for n in index.statements_of(function) if any_increment(n) == name]
-        starts = [number(_made_from(node.value)) for node in index.assigns if isinstance(node, ast.Assign)
+        starts = [number(_made_from(node.value)) for node in index.assigns
+                  if isinstance(node, ast.Assign)
                   and any(dotted_name(t) == name for t in node.targets)
                   and index.function_of(node) is not function]
         if starts[:1] == [0] and moves and all(n.lineno > test.lineno for n in moves):

@@ -14,7 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import block_of, dotted_name, method, with_contexts
+from gradacc_compat.lint.ast_helpers import (block_of, dotted_name, last_line, method,
+                                             with_contexts)
 from gradacc_compat.lint.exprs import increment, number
 from gradacc_compat.lint.scopes import LOOPS
 from gradacc_compat.lint.session_runs import UPDATES, fetched, is_session_run, runs_of
@@ -39,7 +40,7 @@ def partial_cycles(index, report):
         counter = _counted_test(index, applies[0])
         if not _restarts(index, counter, loop, outer):
             continue
-        end = max(getattr(n, "lineno", 0) for n in ast.walk(loop))
+        end = last_line(loop)
         after = [n for n in ast.walk(outer) if is_session_run(n) and n.lineno > end
                  and _applies(n) and not any("accum" in w for w in fetched(n))]
         if not after:
