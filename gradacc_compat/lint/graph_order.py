@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method, names_in, with_contexts
-from gradacc_compat.lint.exprs import made_zero, modulo_tested
+from gradacc_compat.lint.exprs import any_increment, made_zero, modulo_tested
 
 __all__ = ["unordered_tests"]
 
@@ -28,7 +28,7 @@ def unordered_tests(index, report):
         if not counter or not _made_zero(index, counter):
             continue
         increments = [name for name, value in _bound_ops(index)
-                      if method(value) == "assign_add" and counter in _targets(value)]
+                      if any_increment(value) == counter]
         blocks = [w for w in index.nodes if any(
             method(c) == "control_dependencies" and set(increments) & names_in(c)
             for c in with_contexts(w))]
@@ -50,11 +50,3 @@ def _bound_ops(index):
     return [(n.targets[0].id, n.value) for n in index.assigns if isinstance(n, ast.Assign)
             and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
             and isinstance(n.value, ast.Call)]
-
-
-def _targets(call):
-    """What ``tf.assign_add(x, 1)`` or ``x.assign_add(1)`` adds to."""
-    if isinstance(call.func, ast.Attribute) and dotted_name(call.func.value) not in (
-            "tf", "tf.compat.v1"):
-        return [dotted_name(call.func.value)]
-    return [dotted_name(call.args[0])] if call.args else []
