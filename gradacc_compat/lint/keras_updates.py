@@ -89,11 +89,12 @@ def _global_step_gate(index, method_def, report):
 
 
 def _never_advanced(index, cls, tests, updates, report):
-    """GAC102 when nothing in the class (nor a base's ``get_updates`` it
+    """GAC109 at the gate when nothing in the class (nor a base's ``get_updates`` it
     calls) advances the count it gates on, or only under an ``if`` (``if
     self.initial_decay > 0: ... update_add``): ``self.iterations =
     tf.add(self.iterations, 1)`` makes a tensor, it assigns nothing. The
-    gate then stays true: every micro-batch applies."""
+    gate then stays true: every micro-batch applies (a gate that always
+    fires, reported where it tests)."""
     if any(isinstance(n, ast.Call) and method(n) == "get_updates"
            and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Call)
            and method(n.func.value) == "super" for n in ast.walk(updates)):
@@ -101,13 +102,9 @@ def _never_advanced(index, cls, tests, updates, report):
     advances = [n for n in ast.walk(cls) if _advances(n)]
     if any(not any(isinstance(up, ast.If) for up in index.ancestors(n)) for n in advances):
         return False
-    rebound = [n for n in ast.walk(cls) if isinstance(n, ast.Assign)
-               and any(dotted_name(t) == _COUNTER for t in n.targets)
-               and any(dotted_name(r) == _COUNTER for r in ast.walk(n.value))]
-    where = (advances or rebound or tests)[0]
     why = "advances only under `if`" if advances else "never advances"
-    report(where, "GAC102", _sums(updates), ": `%s` %s, so its gate `%s %% N == 0` "
-           "stays true" % (_COUNTER, why, _COUNTER))
+    report(tests[0], "GAC109", "the gate `%s %% N == 0` stays true, so every micro-batch "
+           "applies: `%s` %s" % (_COUNTER, _COUNTER, why))
     return True
 
 

@@ -13,13 +13,13 @@ class AccumulatingWrapper(Optimizer):
         self.optimizer = optimizer
         self.steps_per_update = steps_per_update
         self.iterations = tf.Variable(0, dtype="int64", name="iterations")
-        self.apply_now = tf.equal(self.iterations % self.steps_per_update, 0)
+        self.apply_now = tf.equal(self.iterations % self.steps_per_update, 0)  # <- GAC109
 
     def get_gradients(self, loss, params):
         return [s / self.steps_per_update for s in self.accum_grads]
 
     def get_updates(self, loss, params):
-        self.iterations = tf.add(self.iterations, 1)  # <- GAC102
+        self.iterations = tf.add(self.iterations, 1)
         self.accum_grads = [tf.zeros(p.shape, dtype=p.dtype) for p in params]
         grads = tf.gradients(loss, params)
         self.updates = [self.iterations]

@@ -1,7 +1,8 @@
 # Modelled on LowikC/kaggle_carvana's SGD-with-accumulation (Keras 2
 # get_updates): the count the apply gate reads is advanced only inside
 # `if self.initial_decay > 0`, so with the default decay it stays 0 and
-# the "every N" gate is true on every micro-batch.
+# the "every N" gate is true on every micro-batch: a gate that always
+# fires (GAC109, reported where it tests).
 from keras import backend as K
 from keras.optimizers import Optimizer
 
@@ -22,11 +23,11 @@ class SGDAccumulate(Optimizer):
         lr = self.lr
         if self.initial_decay > 0:
             lr = lr / (1. + self.decay * self.iterations)
-            self.updates.append(K.update_add(self.iterations, 1))  # <- GAC102
+            self.updates.append(K.update_add(self.iterations, 1))
         moments = [K.zeros(K.int_shape(p)) for p in params]
         grads_acc = [K.zeros(K.int_shape(p)) for p in params]
         for p, g, m, acc in zip(params, grads, moments, grads_acc):
-            apply_now = K.cast(K.equal(self.iterations % self.accum_iters, 0), K.floatx())
+            apply_now = K.cast(K.equal(self.iterations % self.accum_iters, 0), K.floatx())  # <- GAC109
             mean = apply_now * (acc + g) / self.accum_iters
             v = self.momentum * m - lr * mean
             self.updates.append(K.update(m, (1 - apply_now) * m + apply_now * v))
