@@ -3,7 +3,8 @@ loop, applied there only under a cycle's condition (``if step % N == 0``,
 ``tf.cond(count == N, ...)`` in the step the loop calls, ``if ...:
 continue`` before the apply), with nothing applied after the loop: the
 last partial cycle of each epoch is carried into the next one (and the
-last epoch's is dropped). Also for a Keras model whose ``train_step``
+last epoch's is dropped). Reported at the epoch's loop, where the carry
+crosses. Also for a Keras model whose ``train_step``
 accumulates that way (under a ``fit`` of this file or another), and for
 an epoch's method that makes the sums anew before its loop, or only zeroes
 them after it (each call drops the last partial cycle).
@@ -41,7 +42,7 @@ def carried_cycles(index, report):
                 report(flush, "GAC109", "the partial cycle is applied after the epoch, but `%s` "
                        "keeps counting: the next epoch's first cycle is shorter than N" % counter)
             elif name and flush is None:
-                report(inner, "GAC110", name, "dropped when the next epoch makes `%s` anew, "
+                report(outer, "GAC110", name, "dropped when the next epoch makes `%s` anew, "
                        "unless every epoch's batches are a multiple of N" % name
                        if _made_anew(index, name, inner, outer) else
                        "carried into the next epoch, unless every "

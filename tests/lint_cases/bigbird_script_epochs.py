@@ -16,8 +16,8 @@ tvs = model.trainable_weights
 gradient_accumulation = [tf.Variable(tf.zeros_like(tv), trainable=False) for tv in tvs]
 n_gradients = 3
 n_acum_step = 0
-for epoch in range(epochs):
-    for step, (x, y) in enumerate(train_dataset):  # <- GAC110
+for epoch in range(epochs):  # <- GAC110
+    for step, (x, y) in enumerate(train_dataset):
         n_acum_step += 1
         with tf.GradientTape() as tape:
             loss_value = loss_fn(y, model(x, training=True)) / n_gradients

@@ -44,6 +44,6 @@ def distributed_train_step(dist_inputs):
 
 
 def train(dist_train_dataset, epochs):
-    for epoch in range(epochs):
-        for step, dist_inputs in enumerate(dist_train_dataset):  # <- GAC110
+    for epoch in range(epochs):  # <- GAC110
+        for step, dist_inputs in enumerate(dist_train_dataset):
             distributed_train_step(dist_inputs)

@@ -14,8 +14,8 @@ def train(model, dataset, backbone_opt, heads_opt, backbone_vars, epochs, acc_nu
     sums = [tf.Variable(tf.zeros_like(v), trainable=False) for v in variables]
     counts = [tf.Variable(0.0, trainable=False) for _ in variables]
     counter = 0
-    for epoch in range(epochs):
-        for images, boxes in dataset:  # <- GAC110
+    for epoch in range(epochs):  # <- GAC110
+        for images, boxes in dataset:
             with tf.GradientTape() as tape:
                 loss = backbone_opt.get_scaled_loss(model.loss_fn(model(images), boxes))
             grads = tape.gradient(loss, variables)

@@ -14,9 +14,9 @@ loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 def train(model, optimizer, dataset, num_epochs, batch_size):
     sums = [tf.zeros_like(v) for v in model.trainable_variables]
     counter = 0
-    for epoch in range(num_epochs):
+    for epoch in range(num_epochs):  # <- GAC110
         epoch_loss, num_batches = 0.0, 0
-        for inputs, labels in dataset.batch(batch_size):  # <- GAC110
+        for inputs, labels in dataset.batch(batch_size):
             with tf.GradientTape() as tape:
                 current_loss = loss(labels, model(inputs).logits)
             grads = tape.gradient(current_loss, model.trainable_variables)

@@ -14,10 +14,10 @@ def train_one_step(model, x, y, loss_fn):
 
 
 def train(model, optimizer, loss_fn, dataset, epochs):
-    for epoch in range(epochs):
+    for epoch in range(epochs):  # <- GAC110
         step = 0
         accum_gradient = [tf.zeros_like(v) for v in model.trainable_variables]
-        for x, y in dataset:  # <- GAC110
+        for x, y in dataset:
             step += 1
             grads, loss = train_one_step(model, x, y, loss_fn)
             accum_gradient = [a + g for a, g in zip(accum_gradient, grads)]

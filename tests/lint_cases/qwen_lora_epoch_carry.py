@@ -24,8 +24,8 @@ def train(model, optimizer, loss_fn, dataset, n_micro, n_epochs):
             s.assign(tf.zeros_like(s))
 
     micro_step = 0
-    for epoch in range(n_epochs):
-        for x, y in dataset:  # <- GAC110
+    for epoch in range(n_epochs):  # <- GAC110
+        for x, y in dataset:
             forward_backward(x, y)
             micro_step += 1
             if micro_step % n_micro != 0:

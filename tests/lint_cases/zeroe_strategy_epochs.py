@@ -25,9 +25,9 @@ def train(strategy, model, optimizer, make_accumulator, dataset, epochs, n_micro
             return loss
         return strategy.experimental_run_v2(step_fn, args=(x, y))
 
-    for epoch in range(epochs):
+    for epoch in range(epochs):  # <- GAC110
         step = 1
-        for x, y in dataset:  # <- GAC110
+        for x, y in dataset:
             train_step(x, y)
             if step % n_micro == 0:
                 strategy.experimental_run_v2(apply_gradients)
