@@ -129,12 +129,18 @@ def _silenced(lines, finding):
 
 
 def _parse(source, path):
-    """The module's tree; Python 2 ``print x`` and ``except E, e`` are
-    read as their Python 3 forms (same lines) when the source needs it."""
+    """The module's tree. When the source needs it, Python 2 is read on
+    the same lines: ``print x`` and ``print >>f, x`` (also after ``if
+    ...:``, and over several lines) as the assignment ``__print__ = x``
+    and ``__print__ = f, x``; ``except E, e`` as ``except E as e``; a tab
+    in an indent to the next multiple of 8, as Python 2 counts it."""
     try:
         return ast.parse(source, filename=path)
     except SyntaxError:
-        fixed = re.sub(r"^(\s*)print\s+(?![\s(=])(.+)$", r"\1print(\2)", source, flags=re.M)
+        fixed = re.sub(r"^(\s*(?:(?:if|elif|else|for|while|with)\b[^#\n]*?:\s*)?)print"
+                       r"(?:\s*>>|\s+(?![\s(=]))", r"\1__print__ = ", source, flags=re.M)
+        fixed = re.sub(r"^[ \t]*\t[ \t]*", lambda m: m.group(0).expandtabs(8), fixed,
+                       flags=re.M)
         fixed = re.sub(r"^(\s*except\s+[\w.() ,]+?),\s*(\w+)\s*:", r"\1 as \2:", fixed,
                        flags=re.M)
         return ast.parse(fixed, filename=path)
