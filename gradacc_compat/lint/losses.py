@@ -16,6 +16,11 @@ from gradacc_compat.lint.exprs import (GRADIENT_CALLS, divides_by_n, is_scaling,
 __all__ = ["scaled", "summed"]
 
 _SUMS = ("reduce_sum", "matmul")  # (a matmul of weights and values: a weighted sum)
+#: losses per example, not reduced: the gradient of the vector is the
+#: gradient of its sum (``tf.nn.l2_loss`` sums too)
+_PER_EXAMPLE = ("ctc_loss", "sparse_softmax_cross_entropy_with_logits",
+                "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
+                "sigmoid_cross_entropy_with_logits", "l2_loss")
 
 
 def scaled(index, add, by_n=False):
@@ -122,7 +127,8 @@ def _scaled_value(index, expr, at, scaled, depth):
 
 def summed(index, add):
     """Every loss differentiated for what ``add`` accumulates is a sum over
-    the examples: ``tf.reduce_sum`` terms added, subtracted or multiplied by
+    the examples: ``tf.reduce_sum`` terms (or a loss per example left
+    unreduced, ``tf.nn.ctc_loss(...)``) added, subtracted or multiplied by
     numbers, with no division anywhere (``reduce_sum(x) / batch`` is a mean)."""
     calls = [n for e in index.sources(add.value, add.value)[1] for n in ast.walk(e)
              if isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS and n.args]
@@ -144,7 +150,7 @@ def _sum_of_examples(index, expr, at, depth):
     if isinstance(expr, ast.Call) and depth > 0 and index.callee(expr) is not None:
         return _returns_sums(index, index.callee(expr), None, depth)  # (``compute_loss(...)``)
     if isinstance(expr, ast.Call):
-        return method(expr) in _SUMS and not any(
+        return method(expr) in _SUMS + _PER_EXAMPLE and not any(
             isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in ast.walk(expr))
     if depth <= 0:
         return False
