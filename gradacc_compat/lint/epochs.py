@@ -4,10 +4,9 @@ loop, applied there only under a cycle's condition (``if step % N == 0``,
 continue`` before the apply), with nothing applied after the loop: the
 last partial cycle of each epoch is carried into the next one (and the
 last epoch's is dropped). Reported at the epoch's loop, where the carry
-crosses. Also for a Keras model whose ``train_step``
-accumulates that way (under a ``fit`` of this file or another), and for
-an epoch's method that makes the sums anew before its loop, or only zeroes
-them after it (each call drops the last partial cycle).
+crosses. Also for an epoch's method that makes the sums anew before its loop, or only zeroes
+them after it (each call drops the last partial cycle). A Keras model's
+``train_step`` run by ``fit`` is read in ``keras_fit``.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -16,12 +15,9 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, last_line, method
-from gradacc_compat.lint.applies_counted import waits_on_itself
-from gradacc_compat.lint.counters import never_advanced
-from gradacc_compat.lint.even_epochs import divides_evenly
+from gradacc_compat.lint.keras_fit import applied_sums, carried_by_fit
 from gradacc_compat.lint.scopes import LOOPS, RUNS
-from gradacc_compat.lint.exprs import (accumulation, last_batch, made_zero, mod_parts,
-                                       no_accumulation)
+from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts
 
 __all__ = ["carried_cycles"]
 
@@ -48,38 +44,7 @@ def carried_cycles(index, report):
                        "carried into the next epoch, unless every "
                        "epoch's batches are a multiple of N (the last epoch's dropped)")
     _phases(index, applying, gated, report)
-    fits = [c for c in index.calls if method(c) == "fit" and isinstance(c.func, ast.Attribute)]
-    step = _keras_steps(index, gated) if not _flushed_on_epoch_end(index) else None
-    fits = [c for c in fits if step and _of_class(index, c.func.value, step[1])]
-    if fits and step[2] is not None and all(
-            divides_evenly(index, c, step[2], step[1]) for c in fits):
-        return  # (each epoch a multiple of N batches, as the file says)
-    if fits:  # (the first fit of that model: one mistake, however many fits)
-        fit = min(fits, key=lambda c: c.lineno)
-        report(step[2] or fit, "GAC110", step[0], "carried into the next epoch by the `fit` "
-               "of line %d, unless every epoch's batches are a multiple of N (the last "
-               "epoch's dropped)" % fit.lineno)
-    elif step and step[2] is not None and _keras_model(step[1]) and not _stuck(index, step[2]):
-        # (a Keras model's train_step runs under a fit, of this file or not)
-        report(step[2], "GAC110", step[0], "carried into the next epoch by `Model.fit`, "
-               "which runs this train_step, unless every epoch's batches are a multiple "
-               "of N (the last epoch's dropped)")
-
-
-def _stuck(index, gate):
-    """A gate that never opens (or opens once): its counter never moves, or
-    it is the optimizer's own count of applies (GAC109 says so)."""
-    return any(never_advanced(index, gate, dotted_name(n)) for n in ast.walk(gate)
-               if isinstance(n, ast.Attribute) and dotted_name(n)) or any(
-        waits_on_itself(index, gate, a) for a in index.applies
-        if a.keys & index.accumulators and isinstance(a.node, ast.Call))
-
-
-def _keras_model(cls):
-    """``cls`` is built on a Keras ``Model`` (``keras.Model``,
-    ``tf.keras.models.Model``)."""
-    return cls is not None and any(
-        (dotted_name(b) or "").split(".")[-1] == "Model" for b in cls.bases)
+    carried_by_fit(index, gated, report)
 
 
 def _phases(index, applying, gated, report):
@@ -160,13 +125,13 @@ def _cycles_in(index, inner, applying, gated):
         if callee is not None and _sums_made_per_call(index, callee):
             continue  # (nothing outlives the call: a loss there is the callee's own)
         if callee is not None and id(callee) in gated:
-            return _label(index, callee)
+            return applied_sums(index, callee)
         here = [k[-1] for a in index.applies if a.node is node
                 for k in a.keys & index.accumulators
                 if not index.made_each_pass(inner, k, node)]
         if (here or callee is not None and id(callee) in applying) \
                 and _conditional(index, node, inner):
-            return min(here) if here else _label(index, callee)
+            return min(here) if here else applied_sums(index, callee)
     return None
 
 
@@ -251,91 +216,3 @@ def _made_anew(index, name, inner, outer):
                and index.loop_of(n) is outer
                and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
                for n in ast.walk(outer))
-
-
-def _label(index, function):
-    def runs(scope):  # (the function itself, or one it hands to ``strategy.run``)
-        return scope is function or scope is not None and any(
-            index.function_of(c) is function for c in index.handed_to(scope))
-    keys = sorted(k[-1] for a in index.applies if runs(index.step_scope(a.node))
-                  for k in a.keys & index.accumulators)
-    return keys[0] if keys else "the sums"
-
-
-def _keras_steps(index, gated):
-    """``(label, class, gate)`` of a Keras ``train_step`` that accumulates
-    and applies under a condition (itself, or the method it calls), or
-    None. ``gate`` is that condition, where the fix goes (or None)."""
-    for function in index.functions:
-        if getattr(function, "name", None) != "train_step":
-            continue
-        steps = [function] if id(function) in gated else [
-            index.callee(c) for c in ast.walk(function) if isinstance(c, ast.Call)
-            and index.callee(c) is not None and id(index.callee(c)) in gated]
-        for step in steps[:1]:
-            return _label(index, step), index.class_of(function), _gate(index, step)
-    return None
-
-
-def _gate(index, function, hops=2):
-    """The first condition an apply of ``function``'s sums runs under: in
-    it, else in the method it calls that applies, else at that call."""
-    applying = [a for a in index.applies if a.keys & index.accumulators]
-    nodes = [a.node for a in applying if index.step_scope(a.node) is function]
-    calls = [c for c in ast.walk(function) if isinstance(c, ast.Call)
-             and index.callee(c) not in (None, function)
-             and any(index.step_scope(a.node) is index.callee(c) for a in applying)]
-    inner = [_gate(index, index.callee(c), hops - 1) for c in calls if hops > 0 and not nodes]
-    tests = [test for node in nodes or calls for _, test in index.guards(node)[:1]
-             if not (accumulation(test) or no_accumulation(test))]  # (a path, no cycle)
-    tests = [t for t in inner if t is not None] or tests
-    return min(tests, key=lambda t: t.lineno) if tests else None
-
-
-def _of_class(index, receiver, cls):
-    """``receiver`` may be a model of ``cls`` (or of a class of the file
-    built on it): ``self``/``super()`` in it, ``cls()`` in its class
-    methods, a name bound to ``Cls(...)``, or one lint cannot follow (a
-    parameter, an attribute). ``MinMaxScaler().fit(x)`` is not, nor a name
-    bound to anything else."""
-    if cls is None:
-        return False
-    names = set([cls.name]) | set(c.name for c in index.nodes
-                                  if isinstance(c, ast.ClassDef)
-                                  and cls.name in [dotted_name(b) for b in c.bases])
-    inside = index.class_of(index.function_of(receiver) or receiver)
-    if isinstance(receiver, ast.Call):
-        called = dotted_name(receiver.func) or ""
-        return (called == "super" and inside is not None and inside.name in names) or (
-            called == "cls" and inside is not None and inside.name in names) or (
-            called.split(".")[-1] in names)
-    if isinstance(receiver, ast.Name) and receiver.id == "self":
-        return inside is not None and inside.name in names
-    if isinstance(receiver, ast.Name):  # (a parameter nothing in the file passes: maybe)
-        values = [b for v, _ in index.values_of(receiver.id, receiver)
-                  for b in ((v.body, v.orelse) if isinstance(v, ast.IfExp) else (v,))]
-        return not values or any(isinstance(v, ast.Call) and _of_class(index, v, cls)
-                                 for v in values)  # (``m = base if n <= 1 else Accum(...)``)
-    return isinstance(receiver, ast.Attribute)  # (``self.model``: maybe)
-
-
-def _flushed_on_epoch_end(index):
-    """A callback's ``on_epoch_end`` (or ``on_train_end``) in the file, or
-    a model's ``reset_metrics`` (``fit`` calls it as each epoch begins)
-    that calls a method which applies."""
-    return any(getattr(f, "name", None) in ("on_epoch_end", "on_train_end") or (
-        getattr(f, "name", None) == "reset_metrics" and _reaches_apply(index, f, 3))
-        for f in index.functions)
-
-
-def _reaches_apply(index, function, hops):
-    """``function`` applies, or calls (or hands to ``tf.cond``) a method of
-    its class that does, ``hops`` deep."""
-    if any(index.function_of(a.node) is function for a in index.applies):
-        return True
-    cls = index.class_of(function)
-    methods = dict((f.name, f) for f in getattr(cls, "body", []) if isinstance(f, ast.FunctionDef))
-    named = set(n.attr for n in ast.walk(function) if isinstance(n, ast.Attribute)
-                and dotted_name(n.value) == "self")
-    return hops > 0 and any(_reaches_apply(index, methods[name], hops - 1)
-                            for name in named if name in methods)
