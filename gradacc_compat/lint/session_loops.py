@@ -33,19 +33,40 @@ def partial_cycles(index, report):
         if outer is None:
             continue
         runs = [n for n in ast.walk(loop) if is_session_run(n) and index.loop_of(n) is loop]
-        accums = [r for r in runs if any("accum" in w for w in fetched(r))]
+        accums = [r for r in runs if _adds(r)]
         applies = [r for r in runs if r not in accums and _applies(r) and _counted_test(index, r)]
         if not accums or not applies:
             continue
         counter = _counted_test(index, applies[0])
-        if not _restarts(index, counter, loop, outer):
+        restarts = _restarts(index, counter, loop, outer)
+        if not restarts and not _made_before(index, counter, outer):
             continue
         end = last_line(loop)
         after = [n for n in ast.walk(outer) if is_session_run(n) and n.lineno > end
-                 and _applies(n) and not any("accum" in w for w in fetched(n))]
+                 and _applies(n) and not _adds(n)]
         if not after:
-            name = [w for w in fetched(accums[0]) if "accum" in w][0]
-            report(loop, "GAC110", name, "zeroed or carried into the next epoch")
+            name = [w for w in fetched(accums[0]) if _adding(w)][0]
+            at = outer if isinstance(outer, LOOPS) else loop  # (the epoch's loop)
+            report(at, "GAC110", name, "zeroed or carried into the next epoch" if restarts
+                   else "carried into the next epoch: `%s` counts on across epochs" % counter)
+
+
+def _adds(run):
+    return any(_adding(w) for w in fetched(run))
+
+
+def _adding(word):
+    return "accum" in word or "collect" in word
+
+
+def _made_before(index, counter, outer):
+    """``counter = 0`` before the epoch loop, in its function, and never
+    again inside it: the cycles run on from one epoch into the next."""
+    made = [n for n in index.statements_of(index.function_of(outer)) if isinstance(n, ast.Assign)
+            and any(getattr(t, "id", None) == counter for t in n.targets)]
+    return any(number(n.value) == 0 and n.lineno < outer.lineno for n in made) and not any(
+        n.lineno > outer.lineno and n.lineno <= last_line(outer) and index.loop_of(n) is outer
+        for n in made)
 
 
 def _zeroes_first(index, function, loop):
@@ -90,7 +111,7 @@ def _full_count(test, branch):
         and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.GtE)) \
         and any(isinstance(n, ast.Assign) and number(n.value) == 0
                 and any(getattr(t, "id", None) == test.left.id for t in n.targets)
-                for n in branch.body)
+                for statement in branch.body for n in ast.walk(statement))
 
 
 def _restarts(index, counter, loop, outer):
@@ -115,9 +136,9 @@ def short_cycles(index, report):
                              if isinstance(up, ast.stmt))
             before = _previous(index, statement)
             if isinstance(before, ast.For) and _one_less(before.iter) and all(
-                    any("accum" in w for w in fetched(r)) for r in ast.walk(before)
+                    _adds(r) for r in ast.walk(before)
                     if is_session_run(r)) and any(is_session_run(r) for r in ast.walk(before)) \
-                    and not any("accum" in w for w in fetched(run)):
+                    and not _adds(run):
                 report(run, "GAC109", "the apply op runs after N - 1 runs of the accumulation "
                        "and adds nothing itself: the batch its run reads is not in the sums")
 

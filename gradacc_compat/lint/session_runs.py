@@ -26,11 +26,22 @@ def is_session_run(node):
 
 
 def fetched(run):
-    """The last parts of the names ``run`` fetches, lower case."""
+    """The last parts of the names ``run`` fetches, lower case (and the
+    keys of ``ops["collect_op"]``)."""
     if not run.args:
         return []
     return [(dotted_name(n) or "").split(".")[-1].lower() for n in ast.walk(run.args[0])
-            if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n)]
+            if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n)] + [
+        k.lower() for n in ast.walk(run.args[0]) if isinstance(n, ast.Subscript)
+        for k in [_key(n)] if k]
+
+
+def _key(subscript):
+    """The string of ``x["key"]`` (Python < 3.9 wraps it in ast.Index)."""
+    key = subscript.slice
+    key = key.value if type(key).__name__ == "Index" else key
+    text = key.value if type(key).__name__ == "Constant" else getattr(key, "s", None)
+    return text if isinstance(text, (str, type(u""))) else None
 
 
 def runs_of(index, node):

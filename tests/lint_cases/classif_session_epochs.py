@@ -6,10 +6,10 @@ import tensorflow as tf
 
 
 def train(sess, zero_ops, accum_ops, train_op, init_op, n_epochs, n_accum):
-    for epoch in range(n_epochs):
+    for epoch in range(n_epochs):  # <- GAC110
         sess.run(init_op)
         step = 0
-        while True:  # <- GAC110
+        while True:
             try:
                 if step % n_accum == 0:
                     sess.run(zero_ops)

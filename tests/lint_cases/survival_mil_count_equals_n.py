@@ -14,9 +14,9 @@ def train(sess, model, slides, epochs, per_update):
     accum_ops = [s.assign_add(g / per_update) for s, g in zip(sums, grads)]
     train_op = tf.compat.v1.train.AdamOptimizer(1e-4).apply_gradients(zip(sums, tvars))
     sess.run(tf.compat.v1.global_variables_initializer())
-    for epoch in range(epochs):
+    for epoch in range(epochs):  # <- GAC110
         count = 0
-        for slide in slides:  # <- GAC110
+        for slide in slides:
             sess.run(accum_ops, feed_dict={model.inputs: slide})
             count += 1
             if count == per_update:
