@@ -201,7 +201,8 @@ class Accumulates(object):
 
     def _appended(self, applies):
         """``grads_list.append(grads)`` in a loop whose apply, in the same
-        loop, reads the list (``tf.reduce_sum(tf.stack(...))`` of it): the
+        loop (or in a function called or run by ``strategy.run`` there),
+        reads the list (``tf.reduce_sum(tf.stack(...))`` of it): the
         list keeps the micro-batches' gradients for the apply to sum. Not
         GPU towers' lists, applied once after their loop."""
         found = []
@@ -210,7 +211,9 @@ class Accumulates(object):
             loop, key = self.loop_of(call), self.key(call.func.value)
             if loop is None or key is None or not parameters.differentiated(self, call.args[0]):
                 continue
-            if any(key in a.keys and self.loop_of(a.node) is loop for a in applies):
+            if any(key in a.keys and loop in [self.loop_of(n) for n in [a.node] + (
+                    self.callers(a.function) + self.handed_to(a.function)
+                    if a.function is not None else [])] for a in applies):
                 found.append(Accumulate(key, call, self.function_of(call), call.args[0]))
         # (``buffer[i] -= grad * reward / N``: negated gradients summed, for a
         # policy gradient that maximizes; only where an apply reads them, not

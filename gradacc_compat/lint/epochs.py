@@ -17,7 +17,7 @@ import ast
 from gradacc_compat.lint.ast_helpers import dotted_name, last_line, method
 from gradacc_compat.lint.keras_fit import applied_sums, carried_by_fit
 from gradacc_compat.lint.scopes import LOOPS, RUNS
-from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts
+from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts, number
 
 __all__ = ["carried_cycles"]
 
@@ -38,11 +38,17 @@ def carried_cycles(index, report):
                 report(flush, "GAC109", "the partial cycle is applied after the epoch, but `%s` "
                        "keeps counting: the next epoch's first cycle is shorter than N" % counter)
             elif name and flush is None:
+                anew = _made_anew(index, name, inner, outer)
                 report(outer, "GAC110", name, "dropped when the next epoch makes `%s` anew, "
-                       "unless every epoch's batches are a multiple of N" % name
-                       if _made_anew(index, name, inner, outer) else
+                       "unless every epoch's batches are a multiple of N" % name if anew else
                        "carried into the next epoch, unless every "
                        "epoch's batches are a multiple of N (the last epoch's dropped)")
+                test, counter = _counts_on(index, inner, outer, applying) if anew \
+                    else (None, None)
+                if test is not None:
+                    report(test, "GAC109", "each epoch makes `%s` anew, but `%s` counts on "
+                           "from the epoch before: the first cycle of an epoch is shorter "
+                           "than N" % (name, counter))
     _phases(index, applying, gated, report)
     carried_by_fit(index, gated, report)
 
@@ -200,6 +206,25 @@ def _kept_counting(index, inner, gated):
                     for n in index.nodes):
                 return name
     return None
+
+
+def _counts_on(index, inner, outer, applying):
+    """``(test, counter)``: ``if counter % N == 0`` in ``inner`` around a
+    run of a function that applies, for a name made 0 before the epoch loop
+    and never inside it; else ``(None, None)``."""
+    function = index.function_of(outer)
+    for branch in (n for n in ast.walk(inner) if isinstance(n, ast.If) and any(
+            isinstance(c, ast.Call) and id(_called(index, c)) in applying
+            for s in n.body for c in ast.walk(s))):
+        parts = next((mod_parts(n) for n in ast.walk(branch.test)
+                      if isinstance(n, ast.BinOp) and mod_parts(n)), None)
+        counter = parts[0].id if parts and isinstance(parts[0], ast.Name) else None
+        made = [n for n in index.statements_of(function) if isinstance(n, ast.Assign)
+                and number(n.value) == 0
+                and any(getattr(t, "id", None) == counter for t in n.targets)]
+        if counter and made and all(n.lineno < outer.lineno for n in made):
+            return branch.test, counter
+    return None, None
 
 
 def _resets(node, name):

@@ -2,7 +2,8 @@
 the file says both: ``steps_per_epoch=`` or a dataset of known size
 (``tf.keras.datasets.mnist.load_data()``, 60,000 training examples) with
 its ``batch_size=``, and an N given as a number to the model's
-constructor (``Model(n_gradients=10, ...)``). Then no partial cycle is
+constructor (``Model(n_gradients=10, ...)``) or bound to a name the gate
+compares with (``ACCUM_STEPS = 4``). Then no partial cycle is
 carried from one epoch into the next (no GAC110).
 
 Standard library only: ``lint`` runs without TensorFlow.
@@ -31,7 +32,14 @@ def divides_evenly(index, fit, gate, cls):
 
 def _n_of(index, gate, cls):
     values = set()
-    for attribute in (n for n in ast.walk(gate) if isinstance(n, ast.Attribute)
+    # (``apply_now = tf.equal(self.count, ACCUM_STEPS)``, ``ACCUM_STEPS = 4``)
+    parts = list(ast.walk(gate)) + [n for name in ast.walk(gate) if isinstance(name, ast.Name)
+                                    for value, _ in index.values_of(name.id, gate)
+                                    for n in ast.walk(value)]
+    values.update(number(_unwrapped(v)) for name in parts if isinstance(name, ast.Name)
+                  for v, _ in index.values_of(name.id, gate)
+                  if (number(_unwrapped(v)) or 0) > 1)
+    for attribute in (n for n in parts if isinstance(n, ast.Attribute)
                       and dotted_name(n.value) == "self"):
         for node in ast.walk(cls):
             if isinstance(node, ast.Assign) and any(

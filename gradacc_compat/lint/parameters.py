@@ -10,14 +10,31 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import GRADIENT_CALLS
+from gradacc_compat.lint.scopes import RUNS
 
 __all__ = ["differentiated", "callers_keys"]
 
 
-def differentiated(index, expr):
-    """``expr`` is what a gradient call returns."""
-    return any(isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS
-               for e in index.sources(expr, expr, depth=8)[1] for n in ast.walk(e))
+def differentiated(index, expr, hops=1):
+    """``expr`` is what a gradient call returns: directly, or through what
+    a function of the file returns, called or run by ``strategy.run(fn)``
+    (``losses, grads = strategy.run(train_step, args=(batch,))``)."""
+    chain = index.sources(expr, expr, depth=8)[1]
+    if any(isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS
+           for e in chain for n in ast.walk(e)):
+        return True
+    called = [f for e in chain for c in ast.walk(e) if isinstance(c, ast.Call)
+              for f in [index.callee(c)] + _run_by(index, c) if f is not None]
+    return hops > 0 and any(differentiated(index, r.value, hops - 1) for f in called
+                            for r in index.statements_of(f)
+                            if isinstance(r, ast.Return) and r.value is not None)
+
+
+def _run_by(index, call):
+    """The functions of the file ``strategy.run(fn, ...)`` may run (those
+    named ``fn``)."""
+    return [f for f in index.functions if call in index.handed_to(f)] \
+        if method(call) in RUNS else []
 
 
 def callers_keys(index, add):
