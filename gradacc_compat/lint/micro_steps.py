@@ -9,9 +9,9 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (branches, callbacks, counters, discarded, epochs, exhausted,
-                                 fed, first_update, graph_order, keras_updates, masked, prebuilt,
-                                 session_loops, unused_flags)
+from gradacc_compat.lint import (accumulating_compute, branches, callbacks, counters,
+                                 discarded, epochs, exhausted, fed, first_update, graph_order,
+                                 keras_updates, masked, prebuilt, session_loops, unused_flags)
 from gradacc_compat.lint.accumulates import HELPER_ADDS, label
 from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
 from gradacc_compat.lint.scopes import RUNS
@@ -49,6 +49,7 @@ def check_module(index, report):
     first_update.applied_alone(index, report)
     graph_order.unordered_tests(index, report)
     prebuilt.applies_outside_branch(index, report)
+    accumulating_compute.ungated_apply(index, report)
 
 
 def check_accumulate(index, report, add, reported):
