@@ -229,7 +229,9 @@ class _Checks(object):
         if branch is None or not adds or index.function_of(branch) is not apply.function:
             return False
         inside = set(id(n) for s in branch.body for n in ast.walk(s))
-        if not all(id(a.node) in inside and a.node.lineno < apply.node.lineno for a in adds):
+        loop = index.loop_of(apply.node)  # (not N adds of a loop of their own, then the apply)
+        if not all(id(a.node) in inside and a.node.lineno < apply.node.lineno
+                   and self._same_pass(a, loop) for a in adds):
             return False
         return any(isinstance(n, ast.Assign) and n.lineno > apply.node.lineno
                    and any(index.key(t) == a.key for t in n.targets for a in adds)
