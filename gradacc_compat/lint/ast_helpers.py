@@ -121,6 +121,16 @@ def targets(node):
     return set(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
 
 
+def fetched_in_place(target, value):
+    """``{name: fetch}`` for ``grads, loss = sess.run([grads_op, loss_op])``:
+    each name gets its own fetch, not the loss beside it."""
+    fetches = value.args[0] if method(value) == "run" and value.args else None
+    if not (isinstance(target, ast.Tuple) and isinstance(fetches, (ast.List, ast.Tuple))
+            and len(fetches.elts) == len(target.elts)):
+        return {}
+    return dict((t.id, f) for t, f in zip(target.elts, fetches.elts) if isinstance(t, ast.Name))
+
+
 def self_named(tree):
     """Renames a method's first parameter to ``self`` where the code calls
     it something else (``def compute_gradients(own, loss)``), in place, so

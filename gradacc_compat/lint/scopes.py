@@ -1,7 +1,6 @@
 """Where a node of a module runs: the functions, lambdas, classes and
 loops around it, the ``tf.cond`` branches it sits in, the calls of its
-function in the file, and the conditions (``if`` tests, ``tf.cond``
-predicates) it runs under.
+function in the file, and the conditions it runs under.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -9,8 +8,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, method, parameter_names,
-                                              string_of)
+from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, fetched_in_place, method,
+                                              parameter_names, string_of)
 from gradacc_compat.lint.exprs import CONDS
 from gradacc_compat.lint.flags import BARE_CALL, switched_off
 
@@ -214,8 +213,9 @@ class Scopes(object):
         for node in self.statements_of(binder):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
+                    own = fetched_in_place(target, node.value)
                     for name in set(n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
-                        found.setdefault(name, []).append((node.value, node))
+                        found.setdefault(name, []).append((own.get(name, node.value), node))
             elif isinstance(node, ast.For):
                 for name in set(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
                     found.setdefault(name, []).append((node.iter, node))
