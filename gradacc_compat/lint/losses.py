@@ -16,11 +16,11 @@ from gradacc_compat.lint.exprs import (GRADIENT_CALLS, divides_by_n, is_scaling,
 __all__ = ["scaled", "summed"]
 
 _SUMS = ("reduce_sum", "matmul")  # (a matmul of weights and values: a weighted sum)
-#: losses per example, not reduced: the gradient of the vector is the
-#: gradient of its sum (``tf.nn.l2_loss`` sums too)
-_PER_EXAMPLE = ("ctc_loss", "sparse_softmax_cross_entropy_with_logits",
-                "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
-                "sigmoid_cross_entropy_with_logits", "l2_loss")
+#: losses summed by convention: ``tf.nn.ctc_loss`` per utterance, left
+#: unreduced (the gradient of the vector is that of its sum), and
+#: ``tf.nn.l2_loss``. Not the ``*_with_logits`` losses: a hand loop over
+#: single examples takes them one at a time, as a mean of one.
+_PER_EXAMPLE = ("ctc_loss", "l2_loss")
 
 
 def scaled(index, add, by_n=False):
