@@ -91,7 +91,7 @@ class _Checks(object):
         elif loss and any(losses.scaled(index, a, by_n=True) for a in adds) and (
                 any(divides_by_n(e, n_names(index)) for e in apply.chain) or
                 divisions.normalized_in_place(index, keys, by_n=True)):
-            self.report(apply.node, "GAC108", name)
+            self.report(apply.node, "GAC108", name, "the loss was already divided")
 
     # -- GAC102 / GAC109 / GAC111: when the apply runs -----------------------
     def _schedule(self, apply, adds):

@@ -10,8 +10,9 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import (accumulating_compute, branches, callbacks, counters,
-                                 discarded, epochs, exhausted, fed, first_update, graph_order,
-                                 keras_updates, masked, prebuilt, session_loops, unused_flags)
+                                 discarded, double_means, epochs, exhausted, fed, first_update,
+                                 graph_order, keras_updates, masked, prebuilt, session_loops,
+                                 unused_flags)
 from gradacc_compat.lint.accumulates import HELPER_ADDS, label
 from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
 from gradacc_compat.lint.scopes import RUNS
@@ -50,6 +51,7 @@ def check_module(index, report):
     graph_order.unordered_tests(index, report)
     prebuilt.applies_outside_branch(index, report)
     accumulating_compute.ungated_apply(index, report)
+    double_means.scaled_means(index, report)
 
 
 def check_accumulate(index, report, add, reported):
@@ -113,7 +115,7 @@ def _running_means(index, report):
             continue
         _, chain = index.sources(node.right.left.left, node)
         if any(divides_by_n(e) for e in chain):
-            report(node, "GAC108", mean)
+            report(node, "GAC108", mean, "the gradients it averages were already divided")
 
 
 def _clip(index, report, add, reported):

@@ -54,7 +54,7 @@ CODES = {
     "GAC107": ("`%s` advances on every micro-step beside %s that applies once every N",
                "the big batch's schedules and Adam's bias correction count effective steps",
                "advance it when the apply runs (gac's apply returns whether it applied)"),
-    "GAC108": ("`%s` is divided by N twice: the loss was already divided",
+    "GAC108": ("`%s` is divided by N twice: %s",
                "the big batch divides once", "divide the loss or the sum, not both"),
     "GAC109": ("the apply runs at irregular points: %s",
                "the big batch applies after every N micro-batches",
