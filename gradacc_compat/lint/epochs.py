@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, last_line, method
+from gradacc_compat.lint.instances import instance_method
 from gradacc_compat.lint.keras_fit import applied_sums, carried_by_fit
 from gradacc_compat.lint.scopes import LOOPS, RUNS
 from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts, number
@@ -130,6 +131,10 @@ def _cycles_in(index, inner, applying, gated):
         callee = _called(index, node) if isinstance(node, ast.Call) else None
         if callee is not None and _sums_made_per_call(index, callee):
             continue  # (nothing outlives the call: a loss there is the callee's own)
+        if callee is not None and any(last_batch(value) for a in node.args
+                                      if isinstance(a, ast.Name)
+                                      for value, _ in index.values_of(a.id, node)):
+            continue  # (``step(x, is_accum_end)`` with the epoch's last batch in the flag)
         if callee is not None and id(callee) in gated:
             return applied_sums(index, callee)
         here = [k[-1] for a in index.applies if a.node is node
@@ -142,9 +147,10 @@ def _cycles_in(index, inner, applying, gated):
 
 
 def _called(index, call):
-    """The function of the file ``call`` runs: ``f(...)``, or ``fn`` in
-    ``strategy.run(fn)`` (``experimental_run_v2``)."""
-    callee = index.callee(call)
+    """The function of the file ``call`` runs: ``f(...)``, a method of an
+    instance of a class of the file, or ``fn`` in ``strategy.run(fn)``
+    (``experimental_run_v2``)."""
+    callee = index.callee(call) or instance_method(index, call)
     if callee is None and method(call) in RUNS and call.args \
             and isinstance(call.args[0], ast.Name):
         named = [f for f in index.functions if getattr(f, "name", None) == call.args[0].id]
