@@ -12,7 +12,7 @@ import ast
 import re
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
-from gradacc_compat.lint.exprs import increment
+from gradacc_compat.lint.exprs import accumulation, increment, no_accumulation
 
 __all__ = ["branch_function", "cond_branches", "double_counted", "else_counts",
            "skipped_steps"]
@@ -171,8 +171,9 @@ def else_counts(index, report):
     """GAC107 for ``if <cycle ends>: <apply> else: opt.iterations.assign_add(1)``:
     the apply advances the count on its steps and the ``else`` on the
     others, so it counts every micro-step."""
-    for node in (n for n in index.nodes if isinstance(n, ast.If) and n.orelse):
-        body = [n for s in node.body for n in ast.walk(s)]
+    for node in (n for n in index.nodes if isinstance(n, ast.If) and n.orelse
+                 and not (accumulation(n.test) or no_accumulation(n.test))):
+        body = [n for s in node.body for n in ast.walk(s)]  # (a cycle's test, not a path's)
         calls = [n for n in body if isinstance(n, ast.Call)]
         if not any(method(c) in _APPLIES for c in calls) and not any(
                 _applies(index, c.func) for c in calls if isinstance(c.func, ast.Attribute)

@@ -24,7 +24,7 @@ GRADIENT_CALLS = ("gradient", "gradients", "compute_gradients", "get_gradients")
 _DIVIDES = ("divide", "truediv", "div", "divide_no_nan", "realdiv", "reduce_mean", "mean")
 #: Words that name the number of micro-batches (the N a scaling divides by).
 _N_WORDS = ("accum", "step", "multiplier", "micro", "n_grad", "num_acc", "grad_acc",
-            "n_acum", "update_freq", "iter_size", "sub_div")
+            "n_acum", "update_freq", "iter_size", "sub_div", "virtual_batch")
 
 
 def outside_gradients(node):
@@ -279,9 +279,9 @@ _LAST_WORDS = ("len", "per_epoch", "num_batches", "n_batches", "total_batches", 
 
 
 def no_accumulation(test):
-    """``accum_steps == 1`` (or ``<= 1``, alone or in an ``and``): the test
+    """``accum_steps == 1`` (or ``<= 1``, ``< 2``, alone or in an ``and``): the test
     of a path that does not accumulate at all."""
-    return any(_compares_steps(part, ((ast.Eq, 1), (ast.LtE, 1))) or (
+    return any(_compares_steps(part, ((ast.Eq, 1), (ast.LtE, 1), (ast.Lt, 2))) or (
         isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not) and _flag(part.operand))
         for part in _conjuncts(test))
 
