@@ -25,6 +25,8 @@ def get_updates(index, report):
         methods = dict((f.name, f) for f in cls.body if isinstance(f, ast.FunctionDef))
         if "apply_gradients" in methods:
             _global_step_gate(index, methods["apply_gradients"], report)
+        else:
+            _slot_bias_correction(index, methods, report)
         if "get_updates" not in methods:
             continue
         tests = [n for n in ast.walk(cls) if _modulo_test(n, (_COUNTER,))]
@@ -48,6 +50,29 @@ def get_updates(index, report):
                     and _bias_corrects(methods["get_updates"], node.targets):
                 report(node, "GAC107", _COUNTER, "the gated update of get_updates (its bias "
                        "correction reads it)")
+
+
+def _slot_bias_correction(index, methods, report):
+    """GAC107 for a Keras ``OptimizerV2`` that accumulates in a slot inside
+    ``_resource_apply_dense`` and decides there whether to update: the
+    inherited ``apply_gradients`` advances ``self.iterations`` on every
+    call, so ``tf.pow(beta_1, self.iterations + 1)`` (in
+    ``_prepare_local``) counts micro-steps."""
+    dense = methods.get("_resource_apply_dense")
+    if dense is None or not any(any(up is dense for up in index.ancestors(a.node))
+                                for a in index.accumulates):
+        return
+    for function in methods.values():
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and _counts_from_iterations(_unwrapped(node.value)) \
+                    and _bias_corrects(function, node.targets):
+                report(node, "GAC107", _COUNTER, "the update `_resource_apply_dense` gates "
+                       "(the bias correction reads it)")
+
+
+def _unwrapped(value):
+    """``tf.cast(x, dtype)`` is ``x``."""
+    return value.args[0] if method(value) == "cast" and value.args else value
 
 
 def _restarted_without_batch(updates, report):
