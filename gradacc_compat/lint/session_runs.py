@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, string_of
 
 __all__ = ["UPDATES", "fed", "fed_updates", "fetched", "is_session_run", "runs_of"]
 
@@ -33,15 +33,7 @@ def fetched(run):
     return [(dotted_name(n) or "").split(".")[-1].lower() for n in ast.walk(run.args[0])
             if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n)] + [
         k.lower() for n in ast.walk(run.args[0]) if isinstance(n, ast.Subscript)
-        for k in [_key(n)] if k]
-
-
-def _key(subscript):
-    """The string of ``x["key"]`` (Python < 3.9 wraps it in ast.Index)."""
-    key = subscript.slice
-    key = key.value if type(key).__name__ == "Index" else key
-    text = key.value if type(key).__name__ == "Constant" else getattr(key, "s", None)
-    return text if isinstance(text, (str, type(u""))) else None
+        for k in [string_of(n.slice)] if k]
 
 
 def runs_of(index, node):
