@@ -13,12 +13,12 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, with_contexts
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, last_line, method, with_contexts
 from gradacc_compat.lint.exprs import (any_increment, divides_by_n, increment, literal, made_zero,
                                        mod_parts, number)
 
-__all__ = ["aliased_iterations", "decayed_lr", "made_zero_advanced_after", "never_advanced",
-           "own_iterations", "start_and_side", "step_counter"]
+__all__ = ["aliased_iterations", "counts_across", "decayed_lr", "made_zero_advanced_after",
+           "never_advanced", "own_iterations", "start_and_side", "step_counter"]
 
 _LOGS = ("print", "info", "debug", "warning", "log", "format", "set_description",
          "set_postfix", "scalar", "add_scalar", "write", "str", "int", "float")
@@ -264,3 +264,13 @@ def start_and_side(index, counter, at):
     if len(starts) != 1 or starts[0] is None or not moves or len(set(moves)) != 1:
         return None
     return starts[0], "after" if moves[0] else "before"
+
+
+def counts_across(index, counter, loop):
+    """``counter = 0`` (a plain name) before ``loop`` (an epoch's), in its
+    function, and never set again in that loop's own body: the count runs
+    on from one epoch into the next."""
+    made = [n for n in index.statements_of(index.function_of(loop)) if isinstance(n, ast.Assign)
+            and any(getattr(t, "id", None) == counter for t in n.targets)]
+    return any(number(n.value) == 0 and n.lineno < loop.lineno for n in made) and not any(
+        loop.lineno < n.lineno <= last_line(loop) and index.loop_of(n) is loop for n in made)

@@ -16,10 +16,11 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, last_line, method
+from gradacc_compat.lint.counters import counts_across
 from gradacc_compat.lint.instances import instance_method
 from gradacc_compat.lint.keras_fit import applied_sums, carried_by_fit
 from gradacc_compat.lint.scopes import LOOPS, RUNS
-from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts, number
+from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts
 
 __all__ = ["carried_cycles"]
 
@@ -217,19 +218,15 @@ def _kept_counting(index, inner, gated):
 
 def _counts_on(index, inner, outer, applying):
     """``(test, counter)``: ``if counter % N == 0`` in ``inner`` around a
-    run of a function that applies, for a name made 0 before the epoch loop
-    and never inside it; else ``(None, None)``."""
-    function = index.function_of(outer)
+    run of a function that applies, for a count that runs on across
+    epochs (``counters.counts_across``); else ``(None, None)``."""
     for branch in (n for n in ast.walk(inner) if isinstance(n, ast.If) and any(
             isinstance(c, ast.Call) and id(_called(index, c)) in applying
             for s in n.body for c in ast.walk(s))):
         parts = next((mod_parts(n) for n in ast.walk(branch.test)
                       if isinstance(n, ast.BinOp) and mod_parts(n)), None)
         counter = parts[0].id if parts and isinstance(parts[0], ast.Name) else None
-        made = [n for n in index.statements_of(function) if isinstance(n, ast.Assign)
-                and number(n.value) == 0
-                and any(getattr(t, "id", None) == counter for t in n.targets)]
-        if counter and made and all(n.lineno < outer.lineno for n in made):
+        if counter and counts_across(index, counter, outer):
             return branch.test, counter
     return None, None
 

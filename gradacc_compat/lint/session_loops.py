@@ -16,6 +16,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import (block_of, dotted_name, last_line, method,
                                              with_contexts)
+from gradacc_compat.lint.counters import counts_across
 from gradacc_compat.lint.exprs import increment, number
 from gradacc_compat.lint.scopes import LOOPS
 from gradacc_compat.lint.session_runs import UPDATES, fetched, is_session_run, runs_of
@@ -39,7 +40,7 @@ def partial_cycles(index, report):
             continue
         counter = _counted_test(index, applies[0])
         restarts = _restarts(index, counter, loop, outer)
-        if not restarts and not _made_before(index, counter, outer):
+        if not restarts and not counts_across(index, counter, outer):
             continue
         end = last_line(loop)
         after = [n for n in ast.walk(outer) if is_session_run(n) and n.lineno > end
@@ -57,16 +58,6 @@ def _adds(run):
 
 def _adding(word):
     return "accum" in word or "collect" in word
-
-
-def _made_before(index, counter, outer):
-    """``counter = 0`` before the epoch loop, in its function, and never
-    again inside it: the cycles run on from one epoch into the next."""
-    made = [n for n in index.statements_of(index.function_of(outer)) if isinstance(n, ast.Assign)
-            and any(getattr(t, "id", None) == counter for t in n.targets)]
-    return any(number(n.value) == 0 and n.lineno < outer.lineno for n in made) and not any(
-        n.lineno > outer.lineno and n.lineno <= last_line(outer) and index.loop_of(n) is outer
-        for n in made)
 
 
 def _zeroes_first(index, function, loop):
