@@ -19,7 +19,8 @@ from gradacc_compat.lint.ast_helpers import dotted_name, last_line, method
 from gradacc_compat.lint.counters import counts_across
 from gradacc_compat.lint.instances import instance_method
 from gradacc_compat.lint.keras_fit import applied_sums, carried_by_fit
-from gradacc_compat.lint.scopes import LOOPS, RUNS
+from gradacc_compat.lint.parameters import run_by
+from gradacc_compat.lint.scopes import LOOPS
 from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts
 
 __all__ = ["carried_cycles"]
@@ -153,9 +154,8 @@ def _called(index, call):
     instance of a class of the file, or ``fn`` in ``strategy.run(fn)``
     (``experimental_run_v2``)."""
     callee = index.callee(call) or instance_method(index, call)
-    if callee is None and method(call) in RUNS and call.args \
-            and isinstance(call.args[0], ast.Name):
-        named = [f for f in index.functions if getattr(f, "name", None) == call.args[0].id]
+    if callee is None and call.args and isinstance(call.args[0], ast.Name):
+        named = run_by(index, call)
         callee = named[0] if len(named) == 1 else None
     return callee
 

@@ -12,7 +12,7 @@ from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import GRADIENT_CALLS
 from gradacc_compat.lint.scopes import RUNS
 
-__all__ = ["differentiated", "callers_keys"]
+__all__ = ["differentiated", "callers_keys", "run_by"]
 
 
 def differentiated(index, expr, hops=1):
@@ -24,13 +24,13 @@ def differentiated(index, expr, hops=1):
            for e in chain for n in ast.walk(e)):
         return True
     called = [f for e in chain for c in ast.walk(e) if isinstance(c, ast.Call)
-              for f in [index.callee(c)] + _run_by(index, c) if f is not None]
+              for f in [index.callee(c)] + run_by(index, c) if f is not None]
     return hops > 0 and any(differentiated(index, r.value, hops - 1) for f in called
                             for r in index.statements_of(f)
                             if isinstance(r, ast.Return) and r.value is not None)
 
 
-def _run_by(index, call):
+def run_by(index, call):
     """The functions of the file ``strategy.run(fn, ...)`` may run (those
     named ``fn``)."""
     return [f for f in index.functions if call in index.handed_to(f)] \
