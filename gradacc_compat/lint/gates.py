@@ -14,8 +14,9 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name
+from gradacc_compat.lint.traced import traced_functions
 
-__all__ = ["misread"]
+__all__ = ["frozen", "misread"]
 
 
 def misread(index, test, adds):
@@ -28,6 +29,10 @@ def misread(index, test, adds):
         step = dotted_name(test.left) or "the step"
         return "`%s %% N` is true when %s is not a multiple of N: it applies on N - 1 " \
             "micro-batches of every N" % (step, step)
+    flag = frozen(index, test)
+    if flag:
+        return "`%s` is a Python bool read in a traced step: the trace fixes the branch " \
+            "once, so the apply runs on every call or never" % flag
     for node in ast.walk(test):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 \
                 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
@@ -40,3 +45,30 @@ def misread(index, test, adds):
                 dotted_name(left) or "the sums", indexed, "is not" if negated else "is",
                 dotted_name(node.comparators[0].func) or "a call", "true" if negated else "false")
     return None
+
+
+def frozen(index, test):
+    """The ``self.X`` of ``test`` that is a Python bool (bound to ``True``
+    or ``False`` only, wherever the file binds an attribute ``X``) read in
+    a traced function that never sets it ``True`` itself, or None."""
+    function = index.function_of(test)
+    if function is None or id(function) not in index.memo(
+            ("traced",), lambda: traced_functions(index.nodes)):
+        return None
+    for node in ast.walk(test):
+        name = dotted_name(node) if isinstance(node, ast.Attribute) else None
+        if not name or not name.startswith("self.") or name.count(".") != 1:
+            continue
+        values = [n.value for n in index.nodes if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and t.attr == node.attr for t in n.targets)]
+        if values and all(_bool(v) is not None for v in values) and not any(
+                isinstance(n, ast.Assign) and _bool(n.value) is True and any(
+                    dotted_name(t) == name for t in n.targets) for n in ast.walk(function)):
+            return name
+    return None
+
+
+def _bool(node):
+    value = getattr(node, "value", getattr(node, "id", None))  # (Python 2: a Name)
+    return {True: True, False: False, "True": True, "False": False}.get(value) \
+        if isinstance(value, (bool, str)) else None

@@ -15,6 +15,7 @@ from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.applies_counted import waits_on_itself
 from gradacc_compat.lint.counters import never_advanced
 from gradacc_compat.lint.even_epochs import divides_evenly
+from gradacc_compat.lint.gates import frozen
 from gradacc_compat.lint.exprs import accumulation, no_accumulation
 
 __all__ = ["applied_sums", "carried_by_fit"]
@@ -25,6 +26,8 @@ def carried_by_fit(index, gated, report):
     condition (``epochs``)."""
     fits = [c for c in index.calls if method(c) == "fit" and isinstance(c.func, ast.Attribute)]
     step = _keras_steps(index, gated) if not _flushed_on_epoch_end(index) else None
+    if step and step[2] is not None and frozen(index, step[2]):
+        return  # (a gate the trace fixes: GAC109 says so, no cycle is carried)
     fits = [c for c in fits if step and _of_class(index, c.func.value, step[1])]
     if fits and step[2] is not None and all(
             divides_evenly(index, c, step[2], step[1]) for c in fits):

@@ -16,6 +16,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import (FUNCTIONS, NUMBER, dotted_name, method,
                                               parameter_names, walk)
+from gradacc_compat.lint.traced import traced_functions
 
 __all__ = ["check"]
 
@@ -54,18 +55,6 @@ def _own_state(nodes, loop, name):
     return False
 
 
-def _traced(function):
-    """Whether ``function`` runs traced: ``@tf.function`` (any spelling),
-    or a ``train_step`` method (Keras ``fit`` traces it)."""
-    if isinstance(function, ast.Lambda):
-        return False
-    for dec in function.decorator_list:
-        name = dotted_name(dec.func if isinstance(dec, ast.Call) else dec) or ""
-        if name.split(".")[-1] == "function":
-            return True
-    return function.name == "train_step"
-
-
 def _python_numbers(nodes):
     """``self.X`` attributes and module names bound to number literals."""
     found = set()
@@ -86,54 +75,10 @@ def _variables(nodes):
                for t in node.targets if (dotted_name(t) or "").startswith("self."))
 
 
-def _traced_functions(nodes):
-    """The traced functions (see ``_traced``) and the methods they call as
-    ``self.name(...)``, in their class (a ``train_step`` that hands the
-    batch to ``self.acc_train_step``), to a fixed point."""
-    plain = set(id(f) for cls in nodes if isinstance(cls, ast.ClassDef) and all(
-        dotted_name(b) == "object" for b in cls.bases) for f in cls.body)
-    traced = set(id(f) for f in nodes if isinstance(f, FUNCTIONS) and _traced(f)
-                 and not (id(f) in plain and f.name == "train_step" and not f.decorator_list))
-    # (an optimizer's ``apply_gradients`` runs once per trace under ``fit``,
-    # and once in all in a TF1 graph: its Python state does not move per step)
-    traced |= set(id(f) for cls in nodes if isinstance(cls, ast.ClassDef) and any(
-        (dotted_name(b) or "").endswith("Optimizer") for b in cls.bases) and _accumulating(cls)
-        for f in cls.body if isinstance(f, FUNCTIONS[:-1]) and f.name == "apply_gradients")
-    # (``fit`` traces the ``train_step`` of a Keras model; one of a class
-    # of its own, ``class Trainer:`` or ``(object)``, runs as it is called)
-    for cls in nodes:
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        methods = dict((f.name, f) for f in cls.body if isinstance(f, FUNCTIONS[:-1]))
-        grown = True
-        while grown:
-            grown = False
-            for f in list(methods.values()):
-                if id(f) not in traced:
-                    continue
-                for node in walk(f, FUNCTIONS):
-                    # (a call ``self.name(...)``, or ``self.name`` handed to
-                    # ``tf.cond``: both run in the trace)
-                    name = dotted_name(node) if isinstance(node, ast.Attribute) else None
-                    callee = methods.get(name[5:]) if name and name.startswith("self.") else None
-                    if callee is not None and id(callee) not in traced:
-                        traced.add(id(callee))
-                        grown = True
-    return traced
-
-
-def _accumulating(cls):
-    """``cls`` adds to sums named for accumulation (``self.accum[i] += g``)."""
-    targets = [n.target if isinstance(n, ast.AugAssign) else n.func.value for n in ast.walk(cls)
-               if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
-               or method(n) == "assign_add" and isinstance(n.func, ast.Attribute)]
-    return any("accum" in (dotted_name(x) or "").lower() for t in targets for x in ast.walk(t))
-
-
 def _stale_state(index, report):
     nodes = index.nodes
     numbers, variables = _python_numbers(nodes), _variables(nodes)
-    traced = _traced_functions(nodes)
+    traced = traced_functions(nodes)
     for function in nodes:
         if not isinstance(function, FUNCTIONS) or id(function) not in traced \
                 or _plain_step(index, function):
@@ -163,8 +108,11 @@ def _stale_state(index, report):
             name = dotted_name(target) if target is not None else None
             if not name:
                 continue
+            # (``train_step.count += 1``: an attribute of the traced function
+            # itself is Python state as much as ``self.count`` is)
             if (isinstance(node, ast.AugAssign) or _steps_itself(node, name)) and (
-                    (name.startswith("self.") and name in numbers) or name in declared):
+                    (name.split(".")[0] in ("self", function.name) and name in numbers)
+                    or name in declared):
                 report(node, "GAC105", name, function.name)
             elif isinstance(node, ast.Assign) and name in params and name not in returned \
                     and _adds_to_itself(node.value, name):
