@@ -122,6 +122,9 @@ class Accumulates(object):
         if isinstance(bound, ast.BinOp) and isinstance(bound.op, ast.Add) \
                 and dotted_name(target) in (dotted_name(bound.left), dotted_name(bound.right)):
             expr = bound
+        appended = self._appended_sum(target, value) if isinstance(value, ast.Name) else None
+        if appended is not None:
+            return appended  # (``new = []``, appended to, then ``acc = new``)
         if method(expr) in ("list", "tuple") and len(expr.args) == 1 and isinstance(
                 expr.args[0], _LIST_COMPREHENSION + (ast.GeneratorExp,)):
             expr = expr.args[0]  # (``list(a + g for a, g in zip(accs, grads))``)
@@ -153,6 +156,19 @@ class Accumulates(object):
             if own in self.keys_in(this) or self._is_alias_of(this, own) or (
                     isinstance(this, ast.Name) and own in self.sources(this, target, 1)[0]):
                 return other  # (``prev = acc * keep; acc.assign(g + prev)`` too)
+        return None
+
+    def _appended_sum(self, target, name):
+        """``new.append(a + g)`` in a loop over ``zip(target, grads)``, for
+        ``target = new`` (a list made empty, then the sums): what it adds."""
+        bound = self.values_of(name.id, name)
+        if not any(isinstance(v, ast.List) and not v.elts for v, _ in bound):
+            return None
+        for value, node in bound:
+            if method(node) == "append" and isinstance(value, ast.BinOp):
+                added = self._added(target, value)
+                if added is not None:
+                    return added
         return None
 
     def _bound_once(self, node):

@@ -21,7 +21,8 @@ from gradacc_compat.lint.instances import instance_method
 from gradacc_compat.lint.keras_fit import applied_sums, carried_by_fit
 from gradacc_compat.lint.parameters import run_by
 from gradacc_compat.lint.scopes import LOOPS
-from gradacc_compat.lint.exprs import last_batch, made_zero, mod_parts
+from gradacc_compat.lint.exprs import (accumulation, last_batch, made_zero, mod_parts,
+                                       no_accumulation)
 
 __all__ = ["carried_cycles"]
 
@@ -108,13 +109,36 @@ def _applying(index):
             continue
         gated = index.locally_guarded(apply.node) or function is not apply.function
         found[id(function)] = found.get(id(function), False) or gated
-        for call in index.callers(function) + index.handed_to(function):
+        # (what calls a step that applies under a cycle's test applies under
+        # it too; ``if not USE_ACCUMULATION: ... else:`` only picks a path)
+        tests = [up.test for up in index.ancestors(apply.node) if isinstance(up, ast.If)
+                 and index.step_scope(up) is function]
+        todo = [function] if function is not apply.function or any(
+            not (accumulation(t) or no_accumulation(t)) for t in tests) else []
+        for call in _calls_of(index, function):
             # (a step that calls the apply under its test, or runs it by
             # ``strategy.run(apply_fn)`` there)
             caller = index.step_scope(call)
-            if caller is not None and index.locally_guarded(call):
+            if caller is not None and index.locally_guarded(call) and not found.get(id(caller)):
                 found[id(caller)] = True
+                todo.append(caller)
+        while todo:  # (and what calls a gated step, as ``accum.apply(opt)`` in a step)
+            for call in _calls_of(index, todo.pop()):
+                caller = index.step_scope(call)
+                if caller is not None and not found.get(id(caller)):
+                    found[id(caller)] = True
+                    todo.append(caller)
     return found
+
+
+def _calls_of(index, function):
+    """The calls that run ``function``: by name, by ``self.``, through an
+    instance of its class (``accum.apply(opt)``), or handed to
+    ``strategy.run``."""
+    by_instance = [c for c in index.calls if isinstance(c.func, ast.Attribute)
+                   and c.func.attr == getattr(function, "name", None)
+                   and instance_method(index, c) is function]
+    return index.callers(function) + index.handed_to(function) + by_instance
 
 
 def _epochs(loop):

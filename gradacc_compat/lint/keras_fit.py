@@ -16,6 +16,8 @@ from gradacc_compat.lint.applies_counted import waits_on_itself
 from gradacc_compat.lint.counters import never_advanced
 from gradacc_compat.lint.even_epochs import divides_evenly
 from gradacc_compat.lint.gates import frozen
+from gradacc_compat.lint.instances import instance_method
+from gradacc_compat.lint.parameters import run_by
 from gradacc_compat.lint.exprs import accumulation, no_accumulation
 
 __all__ = ["applied_sums", "carried_by_fit"]
@@ -153,10 +155,17 @@ def _reaches_apply(index, function, hops):
 
 
 def applied_sums(index, function):
-    """The name of the sums ``function`` applies (for the message)."""
-    def runs(scope):  # (the function itself, or one it hands to ``strategy.run``)
-        return scope is function or scope is not None and any(
-            index.function_of(c) is function for c in index.handed_to(scope))
-    keys = sorted(k[-1] for a in index.applies if runs(index.step_scope(a.node))
+    """The name of the sums ``function`` applies, itself or in the
+    functions it calls or hands to ``strategy.run`` (for the message)."""
+    reached, todo = set([id(function)]), [function]
+    while todo:
+        current = todo.pop()
+        for call in (c for c in index.calls if index.function_of(c) is current):
+            callee = index.callee(call) or instance_method(index, call) or (
+                run_by(index, call) + [None])[0]
+            if callee is not None and id(callee) not in reached:
+                reached.add(id(callee))
+                todo.append(callee)
+    keys = sorted(k[-1] for a in index.applies if id(index.step_scope(a.node)) in reached
                   for k in a.keys & index.accumulators)
     return keys[0] if keys else "the sums"
