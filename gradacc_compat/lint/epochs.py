@@ -44,7 +44,8 @@ def carried_cycles(index, report):
                        "keeps counting: the next epoch's first cycle is shorter than N" % counter)
             elif name and flush is None:
                 anew = _made_anew(index, name, inner, outer)
-                report(outer, "GAC110", name, "dropped when the next epoch makes `%s` anew, "
+                # (where the sums are made anew, the partial cycle is dropped)
+                report(anew or outer, "GAC110", name, "dropped when the next epoch makes `%s` anew, "
                        "unless every epoch's batches are a multiple of N" % name if anew else
                        "carried into the next epoch, unless every "
                        "epoch's batches are a multiple of N (the last epoch's dropped)")
@@ -264,8 +265,9 @@ def _resets(node, name):
 
 
 def _made_anew(index, name, inner, outer):
-    """``name = ...`` in the epoch's loop itself, before the batches' loop."""
-    return any(isinstance(n, ast.Assign) and n.lineno < inner.lineno
-               and index.loop_of(n) is outer
-               and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
-               for n in ast.walk(outer))
+    """``name = ...`` in the epoch's loop itself, before the batches' loop
+    (the last such statement), or None."""
+    return next((n for n in sorted(ast.walk(outer), key=lambda n: -getattr(n, "lineno", 0))
+                 if isinstance(n, ast.Assign) and n.lineno < inner.lineno
+                 and index.loop_of(n) is outer
+                 and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)), None)

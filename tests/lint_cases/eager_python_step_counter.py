@@ -8,8 +8,8 @@ import tensorflow as tf
 
 def train(model, optimizer, dataset, epochs, grad_accum_steps):
     global_step = 0
-    for epoch in range(epochs):  # <- GAC110
-        accum = [tf.zeros_like(v) for v in model.trainable_variables]
+    for epoch in range(epochs):
+        accum = [tf.zeros_like(v) for v in model.trainable_variables]  # <- GAC110
         for x, y in dataset:
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean(tf.square(model(x) - y)) / grad_accum_steps

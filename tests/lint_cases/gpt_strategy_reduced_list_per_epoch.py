@@ -33,8 +33,8 @@ class FineTuner(object):
             optimizer = tf.keras.optimizers.AdamW(learning_rate=lr)
             batches = strategy.experimental_distribute_dataset(dataset)
             all_batch_count = 0
-            for epoch in range(epochs):  # <- GAC110
-                list_gradients = []
+            for epoch in range(epochs):
+                list_gradients = []  # <- GAC110
                 for batch in batches:
                     all_batch_count = all_batch_count + 1
                     losses, grads = strategy.run(train_step, args=(batch,))

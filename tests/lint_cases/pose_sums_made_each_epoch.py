@@ -14,9 +14,9 @@ def train_one_step(model, x, y, loss_fn):
 
 
 def train(model, optimizer, loss_fn, dataset, epochs):
-    for epoch in range(epochs):  # <- GAC110
+    for epoch in range(epochs):
         step = 0
-        accum_gradient = [tf.zeros_like(v) for v in model.trainable_variables]
+        accum_gradient = [tf.zeros_like(v) for v in model.trainable_variables]  # <- GAC110
         for x, y in dataset:
             step += 1
             grads, loss = train_one_step(model, x, y, loss_fn)
