@@ -4,9 +4,10 @@ loop, applied there only under a cycle's condition (``if step % N == 0``,
 continue`` before the apply), with nothing applied after the loop: the
 last partial cycle of each epoch is carried into the next one (and the
 last epoch's is dropped). Reported at the epoch's loop, where the carry
-crosses. Also for an epoch's method that makes the sums anew before its
-loop, or only zeroes them after it (each call drops the last partial
-cycle). A Keras model's ``train_step`` run by ``fit`` is read in
+crosses; where the epoch makes the sums anew, at that statement, where
+the cycle is dropped. Also for an epoch's method that makes the sums
+anew before its loop, or only zeroes them after it (each call drops the
+last partial cycle). A Keras model's ``train_step`` run by ``fit`` is read in
 ``keras_fit``.
 
 Standard library only: ``lint`` runs without TensorFlow.
