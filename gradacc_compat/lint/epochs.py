@@ -109,12 +109,14 @@ def _applying(index):
         function = index.step_scope(apply.node)
         if function is None:
             continue
+        tests = [up.test for up in index.ancestors(apply.node) if isinstance(up, ast.If)
+                 and index.step_scope(up) is function]
+        if any(last_batch(t) for t in tests):
+            continue  # (``if step % N == 0 or step % steps_per_epoch == 0``: flushed there)
         gated = index.locally_guarded(apply.node) or function is not apply.function
         found[id(function)] = found.get(id(function), False) or gated
         # (what calls a step that applies under a cycle's test applies under
         # it too; ``if not USE_ACCUMULATION: ... else:`` only picks a path)
-        tests = [up.test for up in index.ancestors(apply.node) if isinstance(up, ast.If)
-                 and index.step_scope(up) is function]
         todo = [function] if function is not apply.function or any(
             not (accumulation(t) or no_accumulation(t)) for t in tests) else []
         for call in _calls_of(index, function):

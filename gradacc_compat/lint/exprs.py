@@ -262,10 +262,11 @@ def last_batch(test):
     """An ``or`` whose one side tests for the epoch's last batch:
     ``(step + 1) % N == 0 or step + 1 == len(dataset)`` (``steps_per_epoch``,
     ``num_batches``): the partial cycle is applied there, at the epoch's
-    end."""
+    end (also where that side is an ``and``: ``step % steps_per_epoch == 0
+    and not by_steps``)."""
     if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
         return False
-    for part in test.values:
+    for part in (p for v in test.values for p in _conjuncts(v)):
         if isinstance(part, ast.Compare) and any(isinstance(o, (ast.Eq, ast.GtE))
                                                  for o in part.ops):
             words = " ".join((dotted_name(n) or "") + " " + (dotted_name(getattr(n, "func", None))
