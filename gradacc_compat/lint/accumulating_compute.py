@@ -4,7 +4,11 @@ hands the running sums back as the gradients) but applies through an
 ``apply_gradients`` that no condition gates: its own base class's
 delegate (``return self._opt.apply_gradients(*args, **kwargs)``) or the
 one it inherits from ``tf.train.Optimizer``. Every ``minimize`` then
-applies the partial sums, on every micro-batch.
+applies the partial sums, on every micro-batch. The same for a Keras
+optimizer whose ``get_gradients`` is replaced by a function of the file
+that adds to sums and returns them (``optimizer.get_gradients =
+self._get_gradients`` in a callback): ``fit``'s own update applies what it
+returns, the partial sums, on every batch.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -14,7 +18,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 
-__all__ = ["ungated_apply"]
+__all__ = ["patched_get_gradients", "ungated_apply"]
 
 
 def ungated_apply(index, report):
@@ -57,3 +61,24 @@ def _gated(function):
     return any(isinstance(n, (ast.If, ast.IfExp)) or method(n) in ("cond", "case", "where",
                                                                       "switch")
                for n in ast.walk(function))
+
+
+def patched_get_gradients(index, report):
+    for node in index.assigns:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+            else None
+        if not (isinstance(target, ast.Attribute) and target.attr == "get_gradients"):
+            continue
+        name = dotted_name(node.value) or ""
+        owner = index.class_of(node) if name.startswith("self.") else None
+        function = next((f for f in index.functions if getattr(f, "name", None) ==
+                         name.split(".")[-1] and (owner is None or index.class_of(f) is owner)),
+                        None) if name.count(".") <= 1 else None
+        if function is None:
+            continue
+        added = set(a.key for a in index.accumulates if a.function is function)
+        if any(isinstance(n, ast.Return) and n.value is not None
+               and index.keys_in(n.value) & added for n in ast.walk(function)):
+            report(node, "GAC102", sorted(added)[0][-1], ": `%s` replaces `get_gradients` "
+                   "and hands back the running sums, which the optimizer's own update "
+                   "applies on every batch" % function.name)

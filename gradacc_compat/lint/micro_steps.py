@@ -51,6 +51,7 @@ def check_module(index, report):
     graph_order.unordered_tests(index, report)
     prebuilt.applies_outside_branch(index, report)
     accumulating_compute.ungated_apply(index, report)
+    accumulating_compute.patched_get_gradients(index, report)
     double_means.scaled_means(index, report)
 
 
