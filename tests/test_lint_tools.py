@@ -83,7 +83,8 @@ def test_noqa_silences_one_code_or_all():
 def test_python2_files_are_read_or_warned_and_leave_the_status_alone():
     py2 = BUGGY + (u"\nprint 'done'\ntry:\n    pass\nexcept ValueError, err:\n    pass\n"
                    u"if err: print 'once'\nprint >> sys.stderr, 'to', err\n"
-                   u"def tabbed():\n\tif err:\n\t\tpass\n        \treturn 1\n")
+                   u"def tabbed():\n\tif err:\n\t\tpass\n        \treturn 1\n"
+                   u"if not FLAGS.async:\n    run(async=FLAGS.async == 0)\n")
     unparseable = u"def broken(:\n    pass\n"
     folder = _tree({"a_py2.py": py2, "b_broken.py": unparseable})
     code, out, err = _lint(folder)

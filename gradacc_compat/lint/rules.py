@@ -133,7 +133,9 @@ def _parse(source, path):
     the same lines: ``print x`` and ``print >>f, x`` (also after ``if
     ...:``, and over several lines) as the assignment ``__print__ = x``
     and ``__print__ = f, x``; ``except E, e`` as ``except E as e``; a tab
-    in an indent to the next multiple of 8, as Python 2 counts it."""
+    in an indent to the next multiple of 8, as Python 2 counts it; the
+    names ``async`` and ``await`` (``FLAGS.async``, ``async=1``) as
+    ``async_`` and ``await_``."""
     try:
         return ast.parse(source, filename=path)
     except SyntaxError:
@@ -143,6 +145,8 @@ def _parse(source, path):
                        flags=re.M)
         fixed = re.sub(r"^(\s*except\s+[\w.() ,]+?),\s*(\w+)\s*:", r"\1 as \2:", fixed,
                        flags=re.M)
+        fixed = re.sub(r"(?<=\.)(async|await)\b|\b(async|await)(?=\s*=[^=])",
+                       lambda m: (m.group(1) or m.group(2)) + "_", fixed)
         return ast.parse(fixed, filename=path)
 
 
