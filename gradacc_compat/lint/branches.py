@@ -12,7 +12,8 @@ import ast
 import re
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
-from gradacc_compat.lint.exprs import accumulation, increment, no_accumulation
+from gradacc_compat.lint.counters import graph_step
+from gradacc_compat.lint.exprs import accumulation, increment, no_accumulation, number
 
 __all__ = ["branch_function", "cond_branches", "double_counted", "else_counts",
            "skipped_steps"]
@@ -41,14 +42,32 @@ def skipped_steps(index, report):
         skip = cond_branches(call)[1 - position]
         applied = _runs(index, cond_branches(call)[position])
         for node in _runs(index, skip):
-            counter = increment(node)
+            counter = increment(node) or _step_increment(index, node)
             if counter and counter in tested and not _advanced(applied, counter):
                 report(node, "GAC109", "`%s` decides the cycle but advances only on the steps "
                        "that do not apply: once it reaches a multiple of N it stays there, "
                        "and every later step applies" % counter)
-            elif counter and counter not in counted:
+            elif counter and (counter not in counted or graph_step(index, counter, call)
+                              and _advanced(applied, counter)):
+                # (a ``global_step`` that also gates the cycle still counts
+                # micro-steps when both branches advance it)
                 report(node, "GAC107", counter,
                        "the `tf.cond` branch")
+
+
+def _step_increment(index, node):
+    """``step.assign(step + 1)`` (or ``assign_add(1)``) of a name bound to
+    the graph's step under a name of its own (``batch_id =
+    tf.train.create_global_step()``): that name, else None."""
+    if not (isinstance(node, ast.Call) and method(node) in ("assign", "assign_add")
+            and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+            and len(node.args) == 1):
+        return None
+    name, value = node.func.value.id, node.args[0]
+    plus_one = number(value) == 1 if method(node) == "assign_add" else (
+        isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
+        and dotted_name(value.left) == name and number(value.right) == 1)
+    return name if plus_one and graph_step(index, name, node) else None
 
 
 def _advanced(nodes, counter):

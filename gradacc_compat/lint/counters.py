@@ -17,8 +17,9 @@ from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, last_line, meth
 from gradacc_compat.lint.exprs import (any_increment, divides_by_n, increment, literal, made_zero,
                                        mod_parts, number)
 
-__all__ = ["aliased_iterations", "counts_across", "decayed_lr", "made_zero_advanced_after",
-           "never_advanced", "own_iterations", "start_and_side", "step_counter"]
+__all__ = ["aliased_iterations", "counts_across", "decayed_lr", "graph_step",
+           "made_zero_advanced_after", "never_advanced", "own_iterations", "start_and_side",
+           "step_counter"]
 
 _LOGS = ("print", "info", "debug", "warning", "log", "format", "set_description",
          "set_postfix", "scalar", "add_scalar", "write", "str", "int", "float")
@@ -274,3 +275,12 @@ def counts_across(index, counter, loop):
             and any(getattr(t, "id", None) == counter for t in n.targets)]
     return any(number(n.value) == 0 and n.lineno < loop.lineno for n in made) and not any(
         loop.lineno < n.lineno <= last_line(loop) and index.loop_of(n) is loop for n in made)
+
+
+def graph_step(index, name, at):
+    """The plain name ``name`` (seen at ``at``) is bound to the graph's step
+    under a name of its own: ``batch_id = tf.train.create_global_step()``
+    (or ``get_or_create_global_step``, ``get_global_step``)."""
+    return "." not in name and any(
+        method(v) in ("create_global_step", "get_or_create_global_step", "get_global_step")
+        for v, _ in index.values_of(name, at))

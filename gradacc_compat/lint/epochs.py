@@ -46,9 +46,9 @@ def carried_cycles(index, report):
             elif name and flush is None:
                 anew = _made_anew(index, name, inner, outer)
                 # (where the sums are made anew, the partial cycle is dropped)
-                report(anew or outer, "GAC110", name, "dropped when the next epoch makes `%s` anew, "
-                       "unless every epoch's batches are a multiple of N" % name if anew else
-                       "carried into the next epoch, unless every "
+                report(anew or outer, "GAC110", name, "dropped when the next epoch makes `%s` "
+                       "anew, unless every epoch's batches are a multiple of N" % name if anew
+                       else "carried into the next epoch, unless every "
                        "epoch's batches are a multiple of N (the last epoch's dropped)")
                 test, counter = _counts_on(index, inner, outer, applying) if anew \
                     else (None, None)

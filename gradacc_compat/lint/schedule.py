@@ -144,7 +144,8 @@ class Irregular(object):
             counter = modulo.left
             if isinstance(counter, ast.BinOp) and isinstance(counter.op, ast.Add):
                 continue  # (step + 1) % N
-            name = counter_name(counter)
+            name = counter_name(counter) or (getattr(counter, "id", None) if counters.graph_step(
+                self.index, getattr(counter, "id", "."), test) else None)
             if name and self._starts_at_zero(name, test):
                 return "`%s %% N == 0` is true at step 0, before any cycle is full" % name
             origin = self._zero_based_index(counter, apply) or \
