@@ -103,8 +103,16 @@ def _feeds(index, run):
     bound to (``feed = dict(zip(holders, sums))``)."""
     feed = run.args[1] if len(run.args) > 1 else next(
         (k.value for k in run.keywords if k.arg == "feed_dict"), None)
-    return [v for v, _ in index.values_of(feed.id, run)] if isinstance(feed, ast.Name) \
-        else [feed]
+    if not isinstance(feed, ast.Name):
+        return [feed]
+    # (and ``feed[holders[i]] = sums[i]`` in a loop of the same function)
+    items = [n for n in index.statements_of(index.function_of(run)) if isinstance(n, ast.Assign)
+             and len(n.targets) == 1 and isinstance(n.targets[0], ast.Subscript)
+             and dotted_name(n.targets[0].value) == feed.id and n.lineno < run.lineno]
+    keys = [n.targets[0].slice.value if type(n.targets[0].slice).__name__ == "Index"
+            else n.targets[0].slice for n in items]  # (Python < 3.9 wraps it in an Index)
+    return [v for v, _ in index.values_of(feed.id, run)] + (
+        [ast.Dict(keys=keys, values=[n.value for n in items])] if items else [])
 
 
 def _feed_pairs(feed):
