@@ -12,6 +12,7 @@ import ast
 
 from gradacc_compat.lint import parameters, session_runs
 from gradacc_compat.lint.accumulates import HELPER_READS, Accumulate, Accumulates
+from gradacc_compat.lint.apply_calls import is_apply
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import GRADIENT_CALLS, loads
 from gradacc_compat.lint.scopes import LOOPS, Scopes
@@ -19,7 +20,8 @@ from gradacc_compat.lint.scopes import LOOPS, Scopes
 __all__ = ["Apply", "Index"]
 
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
-_APPLIES = ("apply_gradients", "_apply_gradients", "_resource_apply_dense", "_apply_dense")
+
+
 class Apply(object):
     """An ``apply_gradients`` at ``node`` in ``function``: ``keys`` are the
     accumulators its gradients come from, ``chain`` the expressions they
@@ -151,8 +153,7 @@ class Index(Scopes, Accumulates):
     def _find_applies(self):
         found = []
         for node in self.nodes:
-            if not (isinstance(node, ast.Call) and (method(node) in _APPLIES
-                                                    or self._bound_apply(node))):
+            if not (isinstance(node, ast.Call) and is_apply(self, node)):
                 continue
             arg = node.args[0] if node.args else None
             for kw in node.keywords:
@@ -171,13 +172,6 @@ class Index(Scopes, Accumulates):
             keys = set(k for value, _ in fed for k in self.sources(value, run)[0])
             found.append(Apply(run, self.function_of(run), keys, [fed[0][0]], fed))
         return found
-
-    def _bound_apply(self, call):
-        """``apply_fn(...)`` where ``apply_fn = optimizer.apply_gradients``
-        (on some path)."""
-        return isinstance(call.func, ast.Name) and any(
-            isinstance(v, ast.Attribute) and v.attr in _APPLIES
-            for v, _ in self.values_of(call.func.id, call))
 
     def sources(self, expr, at, depth=4, refine=False):
         """The keys ``expr`` (at node ``at``) reads, following back the

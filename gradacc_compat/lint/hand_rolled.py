@@ -53,6 +53,8 @@ class _Checks(object):
                     or _every_one(index, apply):
                 continue  # (``else:`` of ``if accum_steps > 1``: the plain step)
             adds = [a for a in index.accumulates if a.key in keys]
+            if self._in_variables_loop(apply, adds):
+                continue
             self._division(apply, keys, adds)
             self._schedule(apply, adds)
             self._dropped_cycle(apply, keys, adds, reported)
@@ -186,6 +188,17 @@ class _Checks(object):
                       and c.lineno > add.node.lineno and not index.locally_guarded(c)]
         return found
 
+    def _in_variables_loop(self, apply, adds):
+        """GAC102: an apply run in the loop over the variables that adds to
+        their sums runs once per variable, on sums half filled."""
+        loop = self.index.loop_of(apply.node)
+        if loop is None or not self._runs_now(apply) or not _over_variables(loop) or all(
+                self.index.loop_of(a.node) is not loop for a in adds):
+            return False
+        self.report(apply.node, "GAC102", label(adds[0]), ": the apply sits in the loop over "
+                    "the variables that adds to the sums, so it runs once per variable")
+        return True
+
     def _same_pass(self, add, loop):
         """Whether ``add`` runs once per pass of ``loop`` (None: the
         function): the loops between them only walk the variables
@@ -289,9 +302,8 @@ class _Checks(object):
         return False
 
     def _runs_now(self, apply):
-        """Whether the apply runs where it is written: a statement of its own
-        (eager, ``tf.function``), not an op built for a session to run later
-        (``train_op = opt.apply_gradients(...)`` in TF1 graph code)."""
+        """The apply is a statement of its own (eager, ``tf.function``), no
+        op built for a session (``train_op = opt.apply_gradients(...)``)."""
         return isinstance(self.index.parents.get(apply.node), ast.Expr)
 
 
@@ -312,8 +324,7 @@ def _every_one(index, apply):
 
 
 def _reads_parameter(apply):
-    """The apply's gradients name a parameter of its function (handed
-    over by the caller), not sums of its own."""
+    """The apply's gradients name a parameter of its function (the caller's)."""
     function = apply.function
     if function is None or not apply.node.args and not apply.node.keywords:
         return False
