@@ -316,10 +316,10 @@ def _compares_steps(part, forms):
 
 
 def _names_n(node):
-    """``node`` names the number of micro-batches (``accum_steps``,
-    ``gradient_accumulation_steps[i]``)."""
-    words = " ".join(dotted_name(n) or "" for n in ast.walk(node)).lower()
-    return any(w in words for w in _N_WORDS)
+    """``node`` names N (``accum_steps``, ``gradient_accumulation_steps[i]``)."""
+    names = [(dotted_name(n) or "").lower() for n in ast.walk(node)]
+    words = " ".join(n for n in names if "accum" in n or not n.endswith("step"))
+    return any(w in words for w in _N_WORDS)  # (``step``, ``global_step``: counters, no N)
 
 
 def any_increment(node):
