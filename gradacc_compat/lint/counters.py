@@ -253,15 +253,22 @@ def made_zero_advanced_after(index, counter, at):
 def start_and_side(index, counter, at):
     """``(start, "before" or "after")``: ``counter`` made ``start`` (one
     number) outside the loop around ``at``, and advanced in it only before
-    ``at``, or only after it; else None."""
+    ``at``, or only after it; else None. (The innermost loop around ``at``
+    that advances it: an episode's count, advanced in the episodes' loop
+    around the loop of steps that applies.)"""
+    increments = [n for n in index.statements_of(index.function_of(at))
+                  if any_increment(n) == counter]
     loop = index.loop_of(at)
+    while loop is not None and not any(
+            any(up is loop for up in index.ancestors(n)) for n in increments):
+        loop = index.loop_of(loop)
     if loop is None:
         return None
     assigned = index.assignments(index.binder(counter, at))
     starts = [number(value) for value, node in assigned.get(counter, ())
               if not any(up is loop for up in index.ancestors(node))]
-    moves = [n.lineno > at.lineno for n in index.statements_of(index.function_of(at))
-             if any_increment(n) == counter and any(up is loop for up in index.ancestors(n))]
+    moves = [n.lineno > at.lineno for n in increments
+             if any(up is loop for up in index.ancestors(n))]
     if len(starts) != 1 or starts[0] is None or not moves or len(set(moves)) != 1:
         return None
     return starts[0], "after" if moves[0] else "before"

@@ -314,13 +314,13 @@ class Irregular(object):
         return self._skips_zero(counter, apply)
 
     def _counted_after(self, counter, apply):
-        """A Python counter made 0 and advanced after the ``% N`` test in the
-        loop around the apply: the test sees 0 on the first micro-batch."""
+        """A Python counter made 0 and advanced after the ``% N`` test."""
         where = counters.start_and_side(self.index, counter.id, apply.node)
         if where in ((0, "after"), (1, "before")):
+            first = "N - 1" if where[0] else "N + 1 micro-batches" if self._skips_zero(
+                counter, apply) else "one micro-batch"  # (``and count != 0``: 0 to N)
             return ("`%s %% N == 0` with `%s` made %d and advanced %s the test: the first "
-                    "cycle is %s" % (counter.id, counter.id, where[0], where[1],
-                                     "one micro-batch" if where[0] == 0 else "N - 1"))
+                    "cycle is %s" % (counter.id, counter.id, where[0], where[1], first))
         return None
 
     def _advanced_after_in_step(self, counter, test, apply):
