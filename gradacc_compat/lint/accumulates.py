@@ -207,6 +207,8 @@ class Accumulates(object):
                 if star and rest is not None and rest_out:  # (``body(i, *accs)``)
                     pairs.append((star, self._bound_once(rest), rest_out[0]))
                 for param, item, output in pairs:
+                    bound = self._bound_once(item)  # (``acc = [a + g ...]; return i + 1, acc``)
+                    item = bound if isinstance(bound, _LIST_COMPREHENSION) else item
                     own = next((n for n in ast.walk(item)
                                 if isinstance(n, ast.Name) and n.id == param), None)
                     added = self._added(own, item) if own is not None else None

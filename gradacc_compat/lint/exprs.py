@@ -83,16 +83,16 @@ def loads(node, settings=True):
     """The Name/Attribute loads of ``node``, not inside the arguments of a
     call that differentiates (a loss goes in, a gradient comes out); without
     ``settings``, not in the keyword arguments that set how a value is made
-    either (``stddev=``, ``name=``, ``step=``: not the value)."""
+    (``stddev=``, ``name=``, ``step=``: not the value) nor in slices."""
     todo = [node]
     while todo:
         current = todo.pop()
         if isinstance(current, ast.Call) and method(current) in GRADIENT_CALLS:
             todo.append(current.func)
             continue
-        if not settings and isinstance(current, ast.keyword) \
-                and current.arg in _SETTINGS:
-            continue
+        if not settings and (isinstance(current, ast.keyword) and current.arg in _SETTINGS
+                             or isinstance(current, ast.Slice)):
+            continue  # (``x[start:end]``: where a slice starts is no value of it)
         if isinstance(current, (ast.Name, ast.Attribute)) and isinstance(
                 getattr(current, "ctx", None), ast.Load):
             yield current
