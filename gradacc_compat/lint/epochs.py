@@ -18,6 +18,8 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, last_line, method
 from gradacc_compat.lint.counters import counts_across
+from gradacc_compat.lint.even_epochs import loop_divides_evenly
+from gradacc_compat.lint.gates import always_true
 from gradacc_compat.lint.instances import instance_method
 from gradacc_compat.lint.keras_fit import applied_sums, carried_by_fit
 from gradacc_compat.lint.parameters import run_by
@@ -43,7 +45,7 @@ def carried_cycles(index, report):
             if counter:
                 report(flush, "GAC109", "the partial cycle is applied after the epoch, but `%s` "
                        "keeps counting: the next epoch's first cycle is shorter than N" % counter)
-            elif name and flush is None:
+            elif name and flush is None and not loop_divides_evenly(index, inner):
                 anew = _made_anew(index, name, inner, outer)
                 # (where the sums are made anew, the partial cycle is dropped)
                 report(anew or outer, "GAC110", name, "dropped when the next epoch makes `%s` "
@@ -113,7 +115,8 @@ def _applying(index):
                  and index.step_scope(up) is function]
         if any(last_batch(t) for t in tests):
             continue  # (``if step % N == 0 or step % steps_per_epoch == 0``: flushed there)
-        gated = index.locally_guarded(apply.node) or function is not apply.function
+        gated = function is not apply.function or index.locally_guarded(apply.node) and not (
+            tests and all(always_true(index, t) for t in tests))  # (``if sums[0] is not None``)
         found[id(function)] = found.get(id(function), False) or gated
         # (what calls a step that applies under a cycle's test applies under
         # it too; ``if not USE_ACCUMULATION: ... else:`` only picks a path)
@@ -245,15 +248,19 @@ def _kept_counting(index, inner, gated):
 
 
 def _counts_on(index, inner, outer, applying):
-    """``(test, counter)``: ``if counter % N == 0`` in ``inner`` around a
-    run of a function that applies, for a count that runs on across
-    epochs (``counters.counts_across``); else ``(None, None)``."""
+    """``(test, counter)``: ``if counter % N == 0`` (or ``if counter <
+    N: ... else: <apply>``) in ``inner`` around a run of a function that
+    applies, for a count that runs on across epochs
+    (``counters.counts_across``); else ``(None, None)``."""
     for branch in (n for n in ast.walk(inner) if isinstance(n, ast.If) and any(
             isinstance(c, ast.Call) and id(_called(index, c)) in applying
-            for s in n.body for c in ast.walk(s))):
+            for s in n.body + n.orelse for c in ast.walk(s))):
         parts = next((mod_parts(n) for n in ast.walk(branch.test)
                       if isinstance(n, ast.BinOp) and mod_parts(n)), None)
-        counter = parts[0].id if parts and isinstance(parts[0], ast.Name) else None
+        counter = parts[0] if parts else next(
+            (n.left for n in ast.walk(branch.test) if isinstance(n, ast.Compare)
+             and isinstance(n.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq))), None)
+        counter = counter.id if isinstance(counter, ast.Name) else None
         if counter and counts_across(index, counter, outer):
             return branch.test, counter
     return None, None

@@ -4,7 +4,10 @@ the file says both: ``steps_per_epoch=`` or a dataset of known size
 its ``batch_size=``, and an N given as a number to the model's
 constructor (``Model(n_gradients=10, ...)``) or bound to a name the gate
 compares with (``ACCUM_STEPS = 4``). Then no partial cycle is
-carried from one epoch into the next (no GAC110).
+carried from one epoch into the next (no GAC110). The same for an epoch's
+own loop over a ``tf.data`` dataset of known size (``from_tensor_slices``
+of ``tf.random.normal((128, 16))``, or of ``x[0:128]``) batched by a
+number.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -12,10 +15,10 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, parameter_names
+from gradacc_compat.lint.ast_helpers import dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import first_value, number
 
-__all__ = ["divides_evenly"]
+__all__ = ["divides_evenly", "loop_divides_evenly"]
 
 #: Training examples of the Keras datasets (``load_data()``'s first split).
 _SIZES = {"mnist": 60000, "fashion_mnist": 60000, "cifar10": 50000, "cifar100": 50000,
@@ -30,6 +33,74 @@ def divides_evenly(index, fit, gate, cls):
     return batches is not None and n is not None and batches % n == 0
 
 
+def loop_divides_evenly(index, loop):
+    """``loop`` walks a dataset of known size batched by a number, a
+    multiple of the one N its ``% N`` tests compare with."""
+    batches = _loop_batches(index, loop.iter, 3)
+    ns = set(_n_of(index, n.test, None) for n in ast.walk(loop) if isinstance(n, ast.If)
+             and any(isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod)
+                     for m in ast.walk(n.test)))
+    ns.discard(None)
+    return batches is not None and len(ns) == 1 and batches % ns.pop() == 0
+
+
+def _loop_batches(index, expr, hops):
+    """The batches of ``ds.batch(B)`` over ``from_tensor_slices`` of rows
+    the file states (through names, ``enumerate``, ``.shuffle``, ``.map``)."""
+    while isinstance(expr, ast.Call) and (method(expr) in ("enumerate", "tqdm", "iter") or (
+            method(expr) in ("shuffle", "map", "prefetch", "cache", "repeat")
+            and isinstance(expr.func, ast.Attribute)
+            and method(expr.func.value) != "from_tensor_slices")):
+        expr = expr.args[0] if method(expr) in ("enumerate", "tqdm", "iter") and expr.args \
+            else expr.func.value if isinstance(expr.func, ast.Attribute) else None
+    if isinstance(expr, ast.Name) and hops > 0:
+        values = index.values_of(expr.id, expr)
+        return _loop_batches(index, values[0][0], hops - 1) if len(values) == 1 else None
+    if method(expr) != "batch" or not isinstance(expr.func, ast.Attribute) or not expr.args:
+        return None
+    size, batch = _slices(index, expr.func.value), _number_of(index, expr.args[0])
+    drop = any(k.arg == "drop_remainder" and getattr(k.value, "value", None) is True
+               for k in expr.keywords)
+    if size is None or not batch:
+        return None
+    return size // batch if drop else -(-size // batch)
+
+
+def _slices(index, expr):
+    """The rows of ``from_tensor_slices(x)`` (of ``(x, y)``: of ``x``)."""
+    while isinstance(expr, ast.Call) and method(expr) in ("shuffle", "map", "cache") \
+            and isinstance(expr.func, ast.Attribute):
+        expr = expr.func.value
+    if method(expr) != "from_tensor_slices" or not expr.args:
+        return None
+    data = expr.args[0]
+    data = data.elts[0] if isinstance(data, (ast.Tuple, ast.List)) and data.elts else data
+    return _rows(index, data, 3)
+
+
+def _rows(index, expr, hops):
+    """``tf.random.normal((128, 16))``, ``np.zeros([128])`` or ``x[0:128]``."""
+    if isinstance(expr, ast.Name) and hops > 0:
+        values = index.values_of(expr.id, expr)
+        return _rows(index, values[0][0], hops - 1) if len(values) == 1 else None
+    shape = expr.args[0] if isinstance(expr, ast.Call) and expr.args else None
+    if isinstance(shape, (ast.Tuple, ast.List)) and shape.elts:
+        return number(shape.elts[0])
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice) \
+            and expr.slice.upper is not None and expr.slice.step is None:
+        lower = number(expr.slice.lower) if expr.slice.lower is not None else 0
+        upper = number(expr.slice.upper)
+        return upper - lower if lower is not None and upper is not None else None
+    return None
+
+
+def _number_of(index, expr):
+    if isinstance(expr, ast.Name):
+        values = index.values_of(expr.id, expr)
+        return number(values[0][0]) if len(values) == 1 else None
+    return number(expr)
+
+
 def _n_of(index, gate, cls):
     values = set()
     # (``apply_now = tf.equal(self.count, ACCUM_STEPS)``, ``ACCUM_STEPS = 4``)
@@ -39,7 +110,7 @@ def _n_of(index, gate, cls):
     values.update(number(_unwrapped(v)) for name in parts if isinstance(name, ast.Name)
                   for v, _ in index.values_of(name.id, gate)
                   if (number(_unwrapped(v)) or 0) > 1)
-    for attribute in (n for n in parts if isinstance(n, ast.Attribute)
+    for attribute in (n for n in parts if isinstance(n, ast.Attribute) and cls is not None
                       and dotted_name(n.value) == "self"):
         for node in ast.walk(cls):
             if isinstance(node, ast.Assign) and any(

@@ -16,7 +16,7 @@ import ast
 from gradacc_compat.lint.ast_helpers import dotted_name
 from gradacc_compat.lint.traced import traced_functions
 
-__all__ = ["frozen", "misread"]
+__all__ = ["always_true", "frozen", "misread"]
 
 
 def misread(index, test, adds):
@@ -72,3 +72,22 @@ def _bool(node):
     value = getattr(node, "value", getattr(node, "id", None))  # (Python 2: a Name)
     return {True: True, False: False, "True": True, "False": False}.get(value) \
         if isinstance(value, (bool, str)) else None
+
+
+def always_true(index, test):
+    """``sums[0] is not None`` (or ``sums is not None``) where ``sums``
+    are accumulated, unconditionally, before ``test`` in its function:
+    sums just added to are never None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.IsNot)
+            and getattr(test.comparators[0], "value", getattr(test.comparators[0], "id", 0))
+            in (None, "None")):
+        return False
+    left = test.left
+    while isinstance(left, ast.Subscript):
+        left = left.value
+    key, function = index.key(left), index.function_of(test)
+    return key is not None and any(
+        a.key == key and a.function is function and a.node.lineno < test.lineno
+        and not any(isinstance(up, ast.If) for up in index.ancestors(a.node)
+                    if index.function_of(up) is function) for a in index.accumulates)

@@ -100,8 +100,8 @@ class _Checks(object):
         index = self.index
         # (``if accum_steps == 1: plain step else: accumulating step`` picks
         # a path, it is no cycle's condition)
-        guards = [(kind, test) for kind, test in index.guards(apply.node)
-                  if not (no_accumulation(test) or accumulation(test))]
+        guards = [(kind, test) for kind, test in index.guards(apply.node) if not (
+            no_accumulation(test) or accumulation(test) or gates.always_true(index, test))]
         if self._one_per_apply(apply, adds):
             self.report(apply.node, "GAC102", label(adds[0]), "")
             return

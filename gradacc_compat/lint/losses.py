@@ -21,6 +21,8 @@ _SUMS = ("reduce_sum", "matmul")  # (a matmul of weights and values: a weighted 
 #: ``tf.nn.l2_loss``. Not the ``*_with_logits`` losses: a hand loop over
 #: single examples takes them one at a time, as a mean of one.
 _PER_EXAMPLE = ("ctc_loss", "l2_loss")
+#: Mixed precision's loss scaling: the loss goes on to the gradient.
+_LOSS_SCALES = ("get_scaled_loss", "scale_loss")
 
 
 def scaled(index, add, by_n=False):
@@ -39,7 +41,7 @@ def _scaled_in(index, scope, by_n):
     # for a progress bar is no scaling; unread names count, the loss may
     # reach the gradient through a call of another function)
     logged = set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
-                 and method(n) not in GRADIENT_CALLS
+                 and method(n) not in GRADIENT_CALLS + _LOSS_SCALES
                  for a in list(n.args) + [k.value for k in n.keywords]
                  if _is_loss(a)) - set(dotted_name(a) for n in nodes if isinstance(n, ast.Call)
                                        and method(n) in GRADIENT_CALLS for a in n.args[:1])

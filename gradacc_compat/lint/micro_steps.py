@@ -11,8 +11,8 @@ import ast
 
 from gradacc_compat.lint import (accumulating_compute, branches, callbacks, counters,
                                  discarded, double_means, epochs, exhausted, fed, first_update,
-                                 graph_order, keras_updates, masked, prebuilt, session_loops,
-                                 unused_flags)
+                                 graph_order, keras_updates, masked, overwritten, prebuilt,
+                                 session_loops, unused_flags)
 from gradacc_compat.lint.accumulates import HELPER_ADDS, label
 from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
 from gradacc_compat.lint.scopes import RUNS
@@ -61,6 +61,7 @@ def check_accumulate(index, report, add, reported):
     _clip(index, report, add, reported)
     counters.step_counter(index, report, add, reported)
     _reduce(index, report, add, reported)
+    overwritten.added_after_loop(index, report, add, reported)
 
 
 def _raw_applies(index, report):
