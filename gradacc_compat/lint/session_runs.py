@@ -94,8 +94,11 @@ def fed(index, node, keys):
     ``node`` feed to the placeholders its gradients come from
     (``sess.run(update, feed_dict={g1: grad_buffer[0], ...})``: sums kept
     in NumPy)."""
+    names = set(k[-1] for k in keys)  # (``W1_grad`` returned by the method that builds the op)
     return [(v, run) for run in runs_of(index, node) for feed in _feeds(index, run)
-            for k, v in _feed_pairs(feed) if k is not None and index.key(k) in keys]
+            for k, v in _feed_pairs(feed) if k is not None and (index.key(k) in keys or (
+                index.key(k) or (None,))[-1] in names and index.function_of(run)
+                is not index.function_of(node))]
 
 
 def _feeds(index, run):
