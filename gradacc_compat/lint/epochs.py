@@ -58,8 +58,41 @@ def carried_cycles(index, report):
                     report(test, "GAC109", "each epoch makes `%s` anew, but `%s` counts on "
                            "from the epoch before: the first cycle of an epoch is shorter "
                            "than N" % (name, counter))
+        _epoch_method(index, outer, applying, gated, report)
     _phases(index, applying, gated, report)
     carried_by_fit(index, gated, report)
+
+
+def _epoch_method(index, outer, applying, gated, report):
+    """The epoch's loop calls a method of the file (``self._train_epoch(e)``)
+    whose own loop runs the cycles, and nothing applies what is left, there
+    or after the call: the partial cycle is carried into the next epoch
+    (a method that makes the sums anew or zeroes them: ``_phases``)."""
+    for call in (n for n in index.statements_of(outer) if isinstance(n, ast.Call)):
+        callee = _called(index, call)
+        if not isinstance(callee, ast.FunctionDef) or callee is index.function_of(outer):
+            continue
+        for loop in (s for s in callee.body if isinstance(s, ast.For)):
+            name = _cycles_in(index, loop, applying, gated)
+            if name and _applied_after(index, loop, callee, applying) is None \
+                    and _applied_after(index, call, outer, applying) is None \
+                    and _zeroed_after(index, loop, callee) is None \
+                    and not loop_divides_evenly(index, loop) \
+                    and not _restarted_before(callee, loop, name):
+                report(outer, "GAC110", name, "carried into the next epoch by `%s`, unless "
+                       "every epoch's batches are a multiple of N (the last epoch's dropped)"
+                       % callee.name)
+                return
+
+
+def _restarted_before(function, loop, name):
+    """``function`` makes ``name`` anew, or runs something named for zeroing
+    or resetting (``sess.run(self.zero_ops)``), before ``loop``: no carry."""
+    before = [n for s in function.body if s.lineno < loop.lineno for n in ast.walk(s)]
+    return any(isinstance(m, ast.Assign) and any(
+        (dotted_name(t) or "").split(".")[-1] == name for t in m.targets) for m in before) or any(
+        word in (dotted_name(n) or "").lower() for n in before
+        if isinstance(n, (ast.Name, ast.Attribute)) for word in ("zero", "reset"))
 
 
 def _phases(index, applying, gated, report):
