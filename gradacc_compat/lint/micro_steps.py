@@ -9,10 +9,10 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (accumulating_compute, branches, callbacks, counters,
-                                 discarded, double_means, epochs, exhausted, fed, first_update,
-                                 graph_order, keras_updates, masked, overwritten, prebuilt,
-                                 session_loops, unused_flags)
+from gradacc_compat.lint import (accumulating_compute, branches, bypassed_gate, callbacks,
+                                 counters, discarded, double_means, epochs, exhausted, fed,
+                                 first_update, graph_order, keras_updates, masked, overwritten,
+                                 prebuilt, session_loops, unused_flags)
 from gradacc_compat.lint.accumulates import HELPER_ADDS, label
 from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
 from gradacc_compat.lint.scopes import RUNS
@@ -52,6 +52,7 @@ def check_module(index, report):
     prebuilt.applies_outside_branch(index, report)
     accumulating_compute.ungated_apply(index, report)
     accumulating_compute.patched_get_gradients(index, report)
+    bypassed_gate.bypassed_gates(index, report)
     double_means.scaled_means(index, report)
 
 
