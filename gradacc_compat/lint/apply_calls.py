@@ -32,8 +32,11 @@ def _bound_apply(index, call):
 
 def _foreign_apply(index, call):
     """``agent.applyGrad(grad_buffer)``: a method no function of this file
-    defines, named for applying gradients, handed one name."""
-    return isinstance(call.func, ast.Attribute) and len(call.args) == 1 \
-        and call.func.attr.replace("_", "").lower() in _FOREIGN \
-        and isinstance(call.args[0], ast.Name) \
+    defines, named for applying gradients, handed one name; or one named
+    for the optimizer's own (``self._orig_apply_gradients(zip(...))``, the
+    original that a patch of ``apply_gradients`` keeps)."""
+    word = call.func.attr.replace("_", "").lower() if isinstance(call.func, ast.Attribute) \
+        else ""
+    return (word in _FOREIGN and len(call.args) == 1 and isinstance(call.args[0], ast.Name)
+            or word.endswith("applygradients") and bool(call.args)) \
         and not any(getattr(f, "name", None) == call.func.attr for f in index.functions)
