@@ -24,9 +24,12 @@ def misread(index, test, adds):
     (A bare modulo only as the gate of the loop that adds ``adds``: after
     it, ``if (step + 1) % N:`` asks whether a partial cycle is left.)"""
     loop = index.loop_of(test)
-    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod) and loop is not None \
+    modulo = next((p for p in (test.values if isinstance(test, ast.BoolOp) and isinstance(
+        test.op, ast.And) else [test]) if isinstance(p, ast.BinOp) and isinstance(
+            p.op, ast.Mod)), None)  # (also one side of an ``and``: ``use_accum and step % N``)
+    if modulo is not None and loop is not None \
             and any(index.loop_of(a.node) is loop for a in adds):
-        step = dotted_name(test.left) or "the step"
+        step = dotted_name(modulo.left) or "the step"
         return "`%s %% N` is true when %s is not a multiple of N: it applies on N - 1 " \
             "micro-batches of every N" % (step, step)
     flag = frozen(index, test)

@@ -60,14 +60,10 @@ class _Checks(object):
             self._dropped_cycle(apply, keys, adds, reported)
             checked.update(id(a) for a in adds)
         for add in index.accumulates:
-            if id(add) in checked or self._of_gradients(add):
+            if id(add) in checked or parameters.differentiated(index, add.value):
                 micro_steps.check_accumulate(index, self.report, add, reported)
         for node, name in self.undivided.values():
             self.report(node, "GAC101", name)
-
-    def _of_gradients(self, add):
-        """Whether what ``add`` accumulates comes from a gradient call."""
-        return parameters.differentiated(self.index, add.value)
 
     # -- GAC101 / GAC108: dividing by N ------------------------------------
     def _division(self, apply, keys, adds):
@@ -104,6 +100,10 @@ class _Checks(object):
             no_accumulation(test) or accumulation(test) or gates.always_true(index, test))]
         if self._one_per_apply(apply, adds):
             self.report(apply.node, "GAC102", label(adds[0]), "")
+            for _, test in guards:  # (and a gate that reads its own test backwards)
+                why = gates.misread(index, test, adds)
+                if why:
+                    self.report(test, "GAC109", why)
             return
         loop = index.loop_of(apply.node)
         if loop is not None and adds and any(reads_modulo(t) for _, t in guards) and all(

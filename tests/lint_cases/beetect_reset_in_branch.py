@@ -1,7 +1,9 @@
 # Modelled on jdubpark/beetect's YOLOv3 loop: the branch that applies also
 # adds the micro-batch, divides by N, applies and makes the sums anew, so
 # each apply holds one micro-batch (and the other branch applies the raw
-# gradient); a progress-bar mean of the loss is no loss scaling.
+# gradient); a progress-bar mean of the loss is no loss scaling. The
+# bare `micro_step % n_micro` is true on N - 1 steps of every N, the
+# reverse of a cycle's test (GAC109).
 import tensorflow as tf
 
 
@@ -17,7 +19,7 @@ def train_epoch(model, dataset, optimizer, loss_fn, n_micro, micro_step):
         seen += 1
         mean_loss = running / seen
         print("loss %.4f" % mean_loss)
-        if micro_step % n_micro:
+        if micro_step % n_micro:  # <- GAC109
             sums = [s + g for s, g in zip(sums, grads)]
             sums = [s / n_micro for s in sums]
             optimizer.apply_gradients(zip(sums, variables))  # <- GAC102
