@@ -57,9 +57,13 @@ def _stuck(index, gate):
 
 def _keras_model(cls):
     """``cls`` is built on a Keras ``Model`` (``keras.Model``,
-    ``tf.keras.models.Model``)."""
-    return cls is not None and any(
-        (dotted_name(b) or "").split(".")[-1] == "Model" for b in cls.bases)
+    ``tf.keras.models.Model``), or on a base of another file whose API its
+    ``train_step`` uses (``self.compiled_loss``, ``self.compiled_metrics``)."""
+    return cls is not None and (any(
+        (dotted_name(b) or "").split(".")[-1] == "Model" for b in cls.bases) or any(
+        isinstance(n, ast.Attribute) and dotted_name(n.value) == "self"
+        and n.attr in ("compiled_loss", "compiled_metrics") for f in cls.body
+        if isinstance(f, ast.FunctionDef) and f.name == "train_step" for n in ast.walk(f)))
 
 
 def _keras_steps(index, gated):
