@@ -68,14 +68,19 @@ def _epoch_method(index, outer, applying, gated, report):
     whose own loop runs the cycles, and nothing applies what is left, there
     or after the call: the partial cycle is carried into the next epoch
     (a method that makes the sums anew or zeroes them: ``_phases``)."""
-    for call in (n for n in index.statements_of(outer) if isinstance(n, ast.Call)):
+    todo = [(outer, n, 2) for n in index.statements_of(outer) if isinstance(n, ast.Call)]
+    while todo:  # (two calls deep: ``train()`` that calls ``train_epoch()``)
+        caller, call, depth = todo.pop(0)
         callee = _called(index, call)
-        if not isinstance(callee, ast.FunctionDef) or callee is index.function_of(outer):
+        if not isinstance(callee, ast.FunctionDef) or callee is index.function_of(outer) \
+                or _applied_after(index, call, caller, applying) is not None:
             continue
+        if depth > 1:
+            todo += [(callee, n, depth - 1) for n in ast.walk(callee) if isinstance(n, ast.Call)
+                     and index.function_of(n) is callee and index.loop_of(n) is None]
         for loop in (s for s in callee.body if isinstance(s, ast.For)):
             name = _cycles_in(index, loop, applying, gated)
             if name and _applied_after(index, loop, callee, applying) is None \
-                    and _applied_after(index, call, outer, applying) is None \
                     and _zeroed_after(index, loop, callee) is None \
                     and not loop_divides_evenly(index, loop) \
                     and not _restarted_before(callee, loop, name):
