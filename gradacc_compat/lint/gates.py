@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name
+from gradacc_compat.lint.exprs import literal
 from gradacc_compat.lint.traced import traced_functions
 
 __all__ = ["always_true", "frozen", "misread"]
@@ -64,17 +65,11 @@ def frozen(index, test):
             continue
         values = [n.value for n in index.nodes if isinstance(n, ast.Assign) and any(
             isinstance(t, ast.Attribute) and t.attr == node.attr for t in n.targets)]
-        if values and all(_bool(v) is not None for v in values) and not any(
-                isinstance(n, ast.Assign) and _bool(n.value) is True and any(
+        if values and all(literal(v) is True or literal(v) is False for v in values) and not any(
+                isinstance(n, ast.Assign) and literal(n.value) is True and any(
                     dotted_name(t) == name for t in n.targets) for n in ast.walk(function)):
             return name
     return None
-
-
-def _bool(node):
-    value = getattr(node, "value", getattr(node, "id", None))  # (Python 2: a Name)
-    return {True: True, False: False, "True": True, "False": False}.get(value) \
-        if isinstance(value, (bool, str)) else None
 
 
 def always_true(index, test):
@@ -82,9 +77,7 @@ def always_true(index, test):
     are accumulated, unconditionally, before ``test`` in its function:
     sums just added to are never None."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.IsNot)
-            and getattr(test.comparators[0], "value", getattr(test.comparators[0], "id", 0))
-            in (None, "None")):
+            and isinstance(test.ops[0], ast.IsNot) and literal(test.comparators[0]) is None):
         return False
     left = test.left
     while isinstance(left, ast.Subscript):
