@@ -20,9 +20,8 @@ from gradacc_compat.lint.ast_helpers import dotted_name, last_line, method
 from gradacc_compat.lint.counters import counts_across
 from gradacc_compat.lint.even_epochs import loop_divides_evenly
 from gradacc_compat.lint.gates import always_true
-from gradacc_compat.lint.instances import instance_method
+from gradacc_compat.lint.instances import called, instance_method
 from gradacc_compat.lint.keras_fit import applied_sums, carried_by_fit
-from gradacc_compat.lint.parameters import run_by
 from gradacc_compat.lint.scopes import LOOPS
 from gradacc_compat.lint.exprs import (accumulation, last_batch, made_zero, mod_parts,
                                        no_accumulation)
@@ -71,7 +70,7 @@ def _epoch_method(index, outer, applying, gated, report):
     todo = [(outer, n, 2) for n in index.statements_of(outer) if isinstance(n, ast.Call)]
     while todo:  # (two calls deep: ``train()`` that calls ``train_epoch()``)
         caller, call, depth = todo.pop(0)
-        callee = _called(index, call)
+        callee = called(index, call)
         if not isinstance(callee, ast.FunctionDef) or callee is index.function_of(outer) \
                 or _applied_after(index, call, caller, applying) is not None:
             continue
@@ -200,7 +199,7 @@ def _cycles_in(index, inner, applying, gated):
     lambdas = [n for c in index.statements_of(inner) if method(c) == "cond"
                for b in c.args[1:3] if isinstance(b, ast.Lambda) for n in ast.walk(b.body)]
     for node in list(index.statements_of(inner)) + lambdas:
-        callee = _called(index, node) if isinstance(node, ast.Call) else None
+        callee = called(index, node) if isinstance(node, ast.Call) else None
         if callee is not None and _sums_made_per_call(index, callee):
             continue  # (nothing outlives the call: a loss there is the callee's own)
         if callee is not None and any(last_batch(value) for a in node.args
@@ -216,17 +215,6 @@ def _cycles_in(index, inner, applying, gated):
                 and _conditional(index, node, inner):
             return min(here) if here else applied_sums(index, callee)
     return None
-
-
-def _called(index, call):
-    """The function of the file ``call`` runs: ``f(...)``, a method of an
-    instance of a class of the file, or ``fn`` in ``strategy.run(fn)``
-    (``experimental_run_v2``)."""
-    callee = index.callee(call) or instance_method(index, call)
-    if callee is None and call.args and isinstance(call.args[0], ast.Name):
-        named = run_by(index, call)
-        callee = named[0] if len(named) == 1 else None
-    return callee
 
 
 def _sums_made_per_call(index, function):
@@ -272,7 +260,7 @@ def _kept_counting(index, inner, gated):
     step the batches' loop calls, when nothing in the file sets it back
     (``= 0``, ``.assign(0)``) outside ``__init__``: after a flush, the next
     epoch's first cycle ends early."""
-    steps = [f for f in (_called(index, n) for n in index.statements_of(inner)
+    steps = [f for f in (called(index, n) for n in index.statements_of(inner)
                          if isinstance(n, ast.Call)) if f is not None and id(f) in gated]
     for step in steps:
         for node in index.statements_of(step):
@@ -291,7 +279,7 @@ def _counts_on(index, inner, outer, applying):
     applies, for a count that runs on across epochs
     (``counters.counts_across``); else ``(None, None)``."""
     for branch in (n for n in ast.walk(inner) if isinstance(n, ast.If) and any(
-            isinstance(c, ast.Call) and id(_called(index, c)) in applying
+            isinstance(c, ast.Call) and id(called(index, c)) in applying
             for s in n.body + n.orelse for c in ast.walk(s))):
         parts = next((mod_parts(n) for n in ast.walk(branch.test)
                       if isinstance(n, ast.BinOp) and mod_parts(n)), None)

@@ -11,8 +11,20 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name
+from gradacc_compat.lint.parameters import run_by
 
-__all__ = ["instance_method"]
+__all__ = ["called", "instance_method"]
+
+
+def called(index, call):
+    """The function of the file ``call`` runs: ``f(...)``, a method of an
+    instance of a class of the file, or ``fn`` in ``strategy.run(fn)``
+    (``experimental_run_v2``)."""
+    callee = index.callee(call) or instance_method(index, call)
+    if callee is None and call.args and isinstance(call.args[0], ast.Name):
+        named = run_by(index, call)
+        callee = named[0] if len(named) == 1 else None
+    return callee
 
 
 def instance_method(index, call):

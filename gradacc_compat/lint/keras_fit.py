@@ -16,8 +16,7 @@ from gradacc_compat.lint.applies_counted import waits_on_itself
 from gradacc_compat.lint.counters import never_advanced
 from gradacc_compat.lint.even_epochs import divides_evenly
 from gradacc_compat.lint.gates import frozen
-from gradacc_compat.lint.instances import instance_method
-from gradacc_compat.lint.parameters import run_by
+from gradacc_compat.lint.instances import called
 from gradacc_compat.lint.exprs import accumulation, no_accumulation
 
 __all__ = ["applied_sums", "carried_by_fit"]
@@ -165,8 +164,7 @@ def applied_sums(index, function):
     while todo:
         current = todo.pop()
         for call in (c for c in index.calls if index.function_of(c) is current):
-            callee = index.callee(call) or instance_method(index, call) or (
-                run_by(index, call) + [None])[0]
+            callee = called(index, call)
             if callee is not None and id(callee) not in reached:
                 reached.add(id(callee))
                 todo.append(callee)
