@@ -118,7 +118,7 @@ class Accumulates(object):
         if value is None or target is None:
             return None
         expr = value
-        bound = self._bound_once(expr)  # (``s = g + acc; acc.assign(s)``; not ``m_t = b * m``)
+        bound = self.bound_once(expr)  # (``s = g + acc; acc.assign(s)``; not ``m_t = b * m``)
         if isinstance(bound, ast.BinOp) and isinstance(bound.op, ast.Add) \
                 and dotted_name(target) in (dotted_name(bound.left), dotted_name(bound.right)):
             expr = bound
@@ -171,7 +171,7 @@ class Accumulates(object):
                     return added
         return None
 
-    def _bound_once(self, node):
+    def bound_once(self, node):
         """What a name is bound to, where it is bound once; else the node."""
         if isinstance(node, ast.Name):
             bound = [v for v, _ in self.values_of(node.id, node)]
@@ -205,9 +205,9 @@ class Accumulates(object):
                 items, rest = _spread(value)
                 pairs = list(zip(params, items, outputs))
                 if star and rest is not None and rest_out:  # (``body(i, *accs)``)
-                    pairs.append((star, self._bound_once(rest), rest_out[0]))
+                    pairs.append((star, self.bound_once(rest), rest_out[0]))
                 for param, item, output in pairs:
-                    bound = self._bound_once(item)  # (``acc = [a + g ...]; return i + 1, acc``)
+                    bound = self.bound_once(item)  # (``acc = [a + g ...]; return i + 1, acc``)
                     item = bound if isinstance(bound, _LIST_COMPREHENSION) else item
                     own = next((n for n in ast.walk(item)
                                 if isinstance(n, ast.Name) and n.id == param), None)

@@ -54,11 +54,11 @@ def _loop_batches(index, expr, hops):
         expr = expr.args[0] if method(expr) in ("enumerate", "tqdm", "iter") and expr.args \
             else expr.func.value if isinstance(expr.func, ast.Attribute) else None
     if isinstance(expr, ast.Name) and hops > 0:
-        values = index.values_of(expr.id, expr)
-        return _loop_batches(index, values[0][0], hops - 1) if len(values) == 1 else None
+        bound = index.bound_once(expr)
+        return _loop_batches(index, bound, hops - 1) if bound is not expr else None
     if method(expr) != "batch" or not isinstance(expr.func, ast.Attribute) or not expr.args:
         return None
-    size, batch = _slices(index, expr.func.value), _number_of(index, expr.args[0])
+    size, batch = _slices(index, expr.func.value), number(index.bound_once(expr.args[0]))
     drop = any(k.arg == "drop_remainder" and getattr(k.value, "value", None) is True
                for k in expr.keywords)
     if size is None or not batch:
@@ -81,8 +81,8 @@ def _slices(index, expr):
 def _rows(index, expr, hops):
     """``tf.random.normal((128, 16))``, ``np.zeros([128])`` or ``x[0:128]``."""
     if isinstance(expr, ast.Name) and hops > 0:
-        values = index.values_of(expr.id, expr)
-        return _rows(index, values[0][0], hops - 1) if len(values) == 1 else None
+        bound = index.bound_once(expr)
+        return _rows(index, bound, hops - 1) if bound is not expr else None
     shape = expr.args[0] if isinstance(expr, ast.Call) and expr.args else None
     if isinstance(shape, (ast.Tuple, ast.List)) and shape.elts:
         return number(shape.elts[0])
@@ -92,13 +92,6 @@ def _rows(index, expr, hops):
         upper = number(expr.slice.upper)
         return upper - lower if lower is not None and upper is not None else None
     return None
-
-
-def _number_of(index, expr):
-    if isinstance(expr, ast.Name):
-        values = index.values_of(expr.id, expr)
-        return number(values[0][0]) if len(values) == 1 else None
-    return number(expr)
 
 
 def _n_of(index, gate, cls):
