@@ -268,13 +268,13 @@ class _Checks(object):
                 or exhausted.endless(index, loop) or isinstance(loop, ast.While):
             return  # (``while True:`` is no condition; a loop in a loop: ``epochs``; a
             # ``while`` loop makes its data as it goes (episodes): no example is left out)
-        local = [k for k in keys if k[0] == "name" and k[1] == id(function)]
+        local = sorted(k for k in keys if k[0] == "name" and k[1] == id(function))
         if local and not all(self._same_pass(a, loop) or any(
                 index.loop_of(call) is loop for call in index.callers(a.function))
                 for a in adds if a.key in local):
             return  # (summed in a loop of their own: an epoch's flush after it)
-        local = local or [k for k in apply.keys if k[0] == "name" and k[1] == id(function)
-                          and self._summed_by_call(k[2], function, loop)]
+        local = local or sorted(k for k in apply.keys if k[0] == "name" and k[1] == id(function)
+                                and self._summed_by_call(k[2], function, loop))
         if not local:
             return
         applies = [a for a in index.applies if set(local) & a.keys]
