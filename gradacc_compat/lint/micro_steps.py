@@ -63,6 +63,7 @@ def check_accumulate(index, report, add, reported):
     counters.step_counter(index, report, add, reported)
     _reduce(index, report, add, reported)
     overwritten.added_after_loop(index, report, add, reported)
+    overwritten.restarted_each_pass(index, report, add, reported)
 
 
 def _raw_applies(index, report):
