@@ -142,8 +142,13 @@ def _one_less(node):
 
 
 def _previous(index, statement):
+    """The statement before ``statement`` in its block, past those that
+    run nothing (``feed_dict = {handle: train_handle}``)."""
     block = block_of(index.parents.get(statement), statement) or []
     i = next((i for i, s in enumerate(block) if s is statement), 0)
+    while i and isinstance(block[i - 1], ast.Assign) and not any(
+            is_session_run(n) for n in ast.walk(block[i - 1])):
+        i -= 1
     return block[i - 1] if i else None
 
 
