@@ -21,7 +21,7 @@ __all__ = ["check"]
 
 _STRATEGY_WORDS = ("MirroredStrategy", "TPUStrategy", "MultiWorkerMirroredStrategy",
                    "experimental_run_v2", "call_for_each_replica", "train_distribute",
-                   "CollectiveAllReduceStrategy")
+                   "CollectiveAllReduceStrategy", "strategy.run(")
 
 
 class _Checks(object):
