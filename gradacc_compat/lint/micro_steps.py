@@ -12,7 +12,7 @@ import ast
 from gradacc_compat.lint import (accumulating_compute, branches, bypassed_gate, callbacks,
                                  counters, discarded, double_means, epochs, exhausted, fed,
                                  first_update, graph_order, keras_updates, masked, overwritten,
-                                 prebuilt, session_loops, unused_flags)
+                                 prebuilt, session_loops, trained_losses, unused_flags)
 from gradacc_compat.lint.accumulates import HELPER_ADDS, label
 from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
 from gradacc_compat.lint.scopes import RUNS
@@ -64,6 +64,7 @@ def check_accumulate(index, report, add, reported):
     _reduce(index, report, add, reported)
     overwritten.added_after_loop(index, report, add, reported)
     overwritten.restarted_each_pass(index, report, add, reported)
+    trained_losses.trained_on_batch(index, report, add, reported)
 
 
 def _raw_applies(index, report):
