@@ -3,7 +3,8 @@ variable of its own (``self._iter``, or the non-slot variable ``"iter"``):
 made 0, tested ``tf.equal(iter, 0)`` to decide the update, and advanced
 ``iter <- (iter + 1) mod N`` only in ``_finish``, after the update. The very
 first micro-batch is then applied alone (its gradient divided by N) before
-the regular cycles of N begin; starting the counter at 1 avoids it.
+the regular cycles of N begin; starting the counter at 1 avoids it. Reported
+at the test; the message names the line that makes the counter 0.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -31,9 +32,9 @@ def applied_alone(index, report):
                      and index.function_of(c) is not finish
                      and _tests_zero(index, methods, c.args[0], counter)]
             if counter in advanced and tests:
-                report(made, "GAC109", "`tf.equal(%s, 0)` with `%s` made 0 and advanced in "
-                       "_finish, after the update: the first update takes one micro-batch"
-                       % (counter[1], counter[1]))
+                report(tests[0].args[0], "GAC109", "`tf.equal(%s, 0)` with `%s` made 0 (line "
+                       "%d) and advanced in _finish, after the update: the first update takes "
+                       "one micro-batch" % (counter[1], counter[1], made.lineno))
 
 
 def _made_zero(cls):

@@ -3,8 +3,9 @@
 # DCSaunders/tensor2tensor): a tf.train.AdamOptimizer subclass that applies
 # when its own counter is 0 and advances it mod N in _finish, after the
 # update. Made 0, the counter lets the very first micro-batch update alone
-# (GAC109, at the line that makes it 0). The later MultistepAdamOptimizer
-# starts its counter at 1 when N > 1 (StartsAtOne below: clean).
+# (GAC109, at the test; the message names the line that makes it 0). The
+# later MultistepAdamOptimizer starts its counter at 1 when N > 1
+# (StartsAtOne below: clean).
 import tensorflow as tf
 from tensorflow.python.ops import control_flow_ops, variable_scope
 
@@ -17,7 +18,7 @@ class FirstAlone(tf.compat.v1.train.AdamOptimizer):
 
     def _create_slots(self, var_list):
         super(FirstAlone, self)._create_slots(var_list)
-        self._iter = variable_scope.variable(0, name="iter", trainable=False,  # <- GAC109
+        self._iter = variable_scope.variable(0, name="iter", trainable=False,
                                              dtype=tf.int32)
         for v in var_list:
             self._zeros_slot(v, "grad_acc", self._name)
@@ -31,7 +32,7 @@ class FirstAlone(tf.compat.v1.train.AdamOptimizer):
             with tf.control_dependencies([op]):
                 return tf.group(op, grad_acc.assign(tf.zeros_like(grad_acc)))
 
-        return tf.cond(tf.equal(self._iter, 0), update,
+        return tf.cond(tf.equal(self._iter, 0), update,  # <- GAC109
                        lambda: tf.group(grad_acc.assign_add(grad)))
 
     def _finish(self, update_ops, name_scope):
