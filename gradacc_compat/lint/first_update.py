@@ -4,7 +4,9 @@ made 0, tested ``tf.equal(iter, 0)`` to decide the update, and advanced
 ``iter <- (iter + 1) mod N`` only in ``_finish``, after the update. The very
 first micro-batch is then applied alone (its gradient divided by N) before
 the regular cycles of N begin; starting the counter at 1 avoids it. Reported
-at the test; the message names the line that makes the counter 0.
+at the test; the message names the line that makes the counter 0. And a
+``_finish`` that advances the counter by 1 without the mod N: once past 0,
+the test never holds again and the sums are never applied.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -24,35 +26,44 @@ def applied_alone(index, report):
         finish = methods.get("_finish")
         if finish is None:
             continue
-        advanced = set(_counter(index, methods, n.func.value) for n in ast.walk(finish)
-                       if method(n) == "assign" and isinstance(n.func, ast.Attribute)
-                       and n.args and _plus_one_mod(n.args[0]))
-        for counter, made in _made_zero(cls):
+        assigned = [(_counter(index, methods, n.func.value), n.args[0]) for n in ast.walk(finish)
+                    if method(n) == "assign" and isinstance(n.func, ast.Attribute) and n.args]
+        advanced = set(c for c, value in assigned if _plus_one_mod(value))
+        counted_up = set(c for c, value in assigned if _plus_one(value)) - advanced
+        for counter, made, start in _made(cls):
             tests = [c for c in ast.walk(cls) if method(c) == "cond" and c.args
                      and index.function_of(c) is not finish
                      and _tests_zero(index, methods, c.args[0], counter)]
-            if counter in advanced and tests:
+            if not tests:
+                continue
+            if counter in advanced and start == 0:
                 report(tests[0].args[0], "GAC109", "`tf.equal(%s, 0)` with `%s` made 0 (line "
                        "%d) and advanced in _finish, after the update: the first update takes "
                        "one micro-batch" % (counter[1], counter[1], made.lineno))
+            elif counter in counted_up:
+                report(tests[0].args[0], "GAC109", "`tf.equal(%s, 0)` gates the update, but "
+                       "_finish only adds 1 to `%s`, never wrapping it mod N: once past 0 it "
+                       "never is 0 again, and the sums are never applied" % (counter[1],
+                                                                           counter[1]))
 
 
-def _made_zero(cls):
-    """``(counter, node)`` for each counter the class makes as 0:
+def _made(cls):
+    """``(counter, node, start)`` for each counter the class makes:
     ``self._iter = tf.Variable(0)`` or
-    ``self._create_non_slot_variable(initial_value=0, name="iter")``."""
+    ``self._create_non_slot_variable(initial_value=0, name="iter")``
+    (``start`` None when not a number)."""
     for node in ast.walk(cls):
         if isinstance(node, ast.Assign) and method(node.value) in ("Variable", "variable") \
-                and node.value.args and number(node.value.args[0]) == 0:
+                and node.value.args:
             for target in node.targets:
                 if (dotted_name(target) or "").startswith("self."):
-                    yield ("attr", dotted_name(target)), node.value
+                    yield ("attr", dotted_name(target)), node.value, number(node.value.args[0])
         if method(node) == "_create_non_slot_variable":
             given = dict((k.arg, k.value) for k in node.keywords)
             value = given.get("initial_value", node.args[0] if node.args else None)
             name = string_of(given.get("name", node.args[1] if len(node.args) > 1 else None))
-            if name and value is not None and number(value) == 0:
-                yield ("slot", name), node
+            if name and value is not None:
+                yield ("slot", name), node, number(value)
 
 
 def _counter(index, methods, node, depth=2):
@@ -93,4 +104,10 @@ def _plus_one_mod(value):
         left = value.left
     else:
         return False
-    return isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add) and number(left.right) == 1
+    return _plus_one(left)
+
+
+def _plus_one(value):
+    """``x + 1``."""
+    return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) \
+        and number(value.right) == 1
