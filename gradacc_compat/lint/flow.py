@@ -15,6 +15,7 @@ from gradacc_compat.lint.accumulates import HELPER_READS, Accumulate, Accumulate
 from gradacc_compat.lint.apply_calls import is_apply
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import GRADIENT_CALLS, loads
+from gradacc_compat.lint.returns import returned
 from gradacc_compat.lint.scopes import LOOPS, Scopes
 
 __all__ = ["Apply", "Index"]
@@ -305,7 +306,7 @@ class Index(Scopes, Accumulates):
             found.extend(pair for pair in before if pair[1].lineno >= start and reaching(pair)
                          and (pair[1] is last or self.exclusive(pair[1], last))
                          and not self.exclusive(pair[1], at))
-            found.extend(self.returned(name, pair[1]) for pair in list(found)
+            found.extend(returned(self, name, pair[1]) for pair in list(found)
                          if isinstance(pair[1], ast.Assign))
             found = [pair for pair in found if pair is not None]
             found.extend(self._around_if(name, last, found, around))

@@ -159,7 +159,8 @@ class Scopes(object):
         owner = self.parents.get(function)
         if not isinstance(owner, ast.ClassDef):
             return list(self._calls_named().get(name, ()))
-        return [n for n in self._calls_named().get("self." + name, ())
+        names = [name] + [a for (o, a), m in self._aliases().items() if o is owner and m == name]
+        return [n for a in names for n in self._calls_named().get("self." + a, ())
                 if any(up is owner for up in self.ancestors(n))]
 
     def _calls_named(self):
@@ -170,38 +171,6 @@ class Scopes(object):
                 found.setdefault(dotted_name(call.func), []).append(call)
             return found
         return self.memo("calls named", index)
-
-    def returned(self, name, assign):
-        """``(expression, node)``: what the function called in ``assign``
-        (``loss, sums = self.step(x, sums)``, a function of this file)
-        returns in ``name``'s place, or None."""
-        call = assign.value
-        if not isinstance(call, ast.Call) or len(assign.targets) != 1:
-            return None
-        callee = self.callee(call)
-        target = assign.targets[0]
-        position = None
-        if isinstance(target, ast.Tuple):
-            names = [getattr(t, "id", None) for t in target.elts]
-            position = names.index(name) if name in names else None
-            if position is None:
-                return None
-        for hop in range(3):  # (``return other_helper(...)``: what that one returns)
-            for node in self.statements_of(callee) if callee is not None else ():
-                if isinstance(node, ast.Return) and node.value is not None:
-                    value = node.value
-                    if isinstance(value, ast.Call) and self.callee(value) is not None \
-                            and hop < 2:
-                        callee = self.callee(value)
-                        break
-                    if position is not None:
-                        if not isinstance(value, ast.Tuple) or position >= len(value.elts):
-                            continue
-                        value = value.elts[position]
-                    return (value, node)
-            else:
-                return None
-        return None
 
     def assignments(self, binder):
         """``{name: [(value, node)]}`` for the assignments and for loops of
@@ -261,8 +230,25 @@ class Scopes(object):
               f.name), f) for f in reversed(self.functions) if not isinstance(f, ast.Lambda)))
         if name.startswith("self."):
             owner = self.class_of(self.function_of(call) or call)
-            return defs.get((owner, name[5:])) if owner is not None else None
+            name = self._aliases().get((owner, name[5:]), name[5:])
+            return defs.get((owner, name)) if owner is not None else None
         return defs.get((None, name))
+
+    def _aliases(self):
+        """``{(class, alias): method}``: ``self.fast_step = tf.function(self.step)``
+        (or any call handed ``self.step`` first; or ``self.step`` itself)."""
+        def find():
+            found = {}
+            for node in self.assigns:
+                value = node.value.args[0] if isinstance(node.value, ast.Call) \
+                    and node.value.args else node.value
+                named, wrapped = dotted_name(node.targets[0]) if isinstance(
+                    node, ast.Assign) else None, dotted_name(value)
+                if named and wrapped and named.startswith("self.") \
+                        and wrapped.startswith("self.") and named != wrapped:
+                    found[(self.class_of(node), named[5:])] = wrapped[5:]
+            return found
+        return self.memo("aliases", find)
 
     def handed_to(self, function):
         """Calls that run ``function`` handed to them (``strategy.run(fn)``,
