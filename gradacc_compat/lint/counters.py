@@ -29,7 +29,7 @@ def own_iterations(index, report):
     ``self.iterations % N``: the counter its parent's update reads
     (schedules, Adam's bias correction) then counts micro-steps."""
     supers = ("get_updates", "_resource_apply_dense", "_apply_dense", "apply_gradients",
-              "_resource_apply_sparse")
+              "_resource_apply_sparse", "_resource_apply")  # (the last: bert4keras' own hook)
     for cls in index.nodes:
         if not isinstance(cls, ast.ClassDef):
             continue
@@ -54,7 +54,7 @@ def own_iterations(index, report):
                                         for c in calls)]
         for node in (near or tests)[:1]:
             report(node, "GAC107", "self.iterations",
-                   "the parent optimizer's update, which this class runs")
+                   "the parent's update, run by this class,")
 
 
 def _reads_iterations(counter):
