@@ -49,10 +49,13 @@ def own_iterations(index, report):
         tests = [node for node, parts in ((n, mod_parts(n)) for n in ast.walk(cls))
                  if parts and _reads_iterations(parts[0])
                  and divides_by_n(ast.BinOp(left=parts[0], op=ast.Div(), right=parts[1]))]
-        # (one finding per class: at the test beside the parent's update, where one is)
+        # (one finding per class: at the test beside the parent's update, where
+        # one is; else at that update, away from a test in ``__init__``)
         near = [t for t in tests if any(index.function_of(t) is index.function_of(c)
                                         for c in calls)]
-        for node in (near or tests)[:1]:
+        built = [t for t in tests if getattr(index.function_of(t), "name", "") == "__init__"]
+        at = near or (sorted(calls, key=lambda c: c.lineno) if tests and built == tests else tests)
+        for node in at[:1]:
             report(node, "GAC107", "self.iterations",
                    "the parent's update, run by this class,")
 
