@@ -89,13 +89,15 @@ def _gate(index, function, hops=2):
              and index.callee(c) not in (None, function)
              and any(index.step_scope(a.node) is index.callee(c) for a in applying)]
     inner = [_gate(index, index.callee(c), hops - 1) for c in calls if hops > 0 and not nodes]
-    tests = [test for node in nodes or calls for _, test in index.guards(node)[:1]
-             if not (accumulation(test) or no_accumulation(test))]  # (a path, no cycle)
+    guards = [[test for _, test in index.guards(node)
+               if not (accumulation(test) or no_accumulation(test))]  # (a path, no cycle)
+              for node in nodes or calls]
     inner = [t for t in inner if t is not None]
-    # (a cycle's test first: not ``if sums and variables:`` in the method
-    # the ``tf.cond(count == N, ...)`` of the call runs)
-    for group in ([t for t in inner if _counts(t)], [t for t in tests if _counts(t)],
-                  inner or tests):
+    # (a cycle's test first, however far out: not ``if sums and variables:``
+    # in the method the ``tf.cond(count == N, ...)`` of the call runs, nor
+    # ``if grads_and_vars:`` inside the branch that tf.cond runs)
+    for group in ([t for t in inner if _counts(t)], [t for g in guards for t in g if _counts(t)],
+                  inner or [g[0] for g in guards if g]):
         if group:
             return min(group, key=lambda t: t.lineno)
     return None
@@ -103,7 +105,9 @@ def _gate(index, function, hops=2):
 
 def _counts(test):
     """A test that compares or takes a modulo (a cycle's)."""
-    return any(isinstance(n, ast.Compare) or isinstance(n, ast.BinOp) and isinstance(
+    return any(isinstance(n, ast.Compare) and not all(
+        isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in n.ops)
+        or isinstance(n, ast.BinOp) and isinstance(
         n.op, ast.Mod) or method(n) in ("equal", "greater_equal", "less", "mod", "floormod")
         for n in ast.walk(test))
 
