@@ -138,8 +138,8 @@ sums = [tf.zeros_like(v) for v in model.trainable_variables]
 for x, y in dataset:
     grads = tape.gradient(loss_fn(y, model(x)) / N, model.trainable_variables)
     sums = [s + g for s, g in zip(sums, grads)]
-    if step % N == 0:
-        optimizer.apply_gradients(zip(sums, model.trainable_variables))  # <- GAC109
+    if step % N == 0:  # <- GAC109
+        optimizer.apply_gradients(zip(sums, model.trainable_variables))
         sums = [tf.zeros_like(v) for v in model.trainable_variables]
     step += 1
 ''',

@@ -144,7 +144,7 @@ class _Checks(object):
             sites = [] if index.function_of(test) is apply.function else \
                 self.irregular.sites(apply)
             if why or sites:
-                for node, reason in sites or [(apply.node, why)]:
+                for node, reason in sites or [(test, why)]:
                     self.report(node, "GAC109", reason)
                 break
         conds = [test for kind, test in guards if kind == "cond"]

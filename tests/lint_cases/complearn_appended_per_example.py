@@ -13,13 +13,13 @@ def train(model_fn, dataset, optimizer, trainable_vars, effective_batch_size, ep
             with tf.GradientTape() as tape:
                 loss = model_fn(image, label)
             grads = tape.gradient(loss, trainable_vars)
-            if accumulated_step < effective_batch_size:
+            if accumulated_step < effective_batch_size:  # <- GAC109
                 accumulated_grads.append(grads)
                 accumulated_step += 1
             else:
                 grads = zip(*accumulated_grads)
                 grads = [tf.reduce_sum(tf.stack(g, axis=-1), axis=-1) for g in grads]
-                optimizer.apply_gradients(zip(grads, trainable_vars))  # <- GAC101 GAC109
+                optimizer.apply_gradients(zip(grads, trainable_vars))  # <- GAC101
                 accumulated_step = 0
                 accumulated_grads = []
         if accumulated_step > 0:

@@ -19,7 +19,7 @@ def train(model, dataset, backbone_opt, heads_opt, backbone_vars, epochs, acc_nu
             with tf.GradientTape() as tape:
                 loss = backbone_opt.get_scaled_loss(model.loss_fn(model(images), boxes))
             grads = tape.gradient(loss, variables)
-            if counter < acc_num:
+            if counter < acc_num:  # <- GAC109
                 for i, g in enumerate(grads):
                     sums[i].assign_add(g)
                     counts[i].assign_add(1.0)
@@ -34,8 +34,8 @@ def train(model, dataset, backbone_opt, heads_opt, backbone_vars, epochs, acc_nu
                         backbone.append((g, v))
                     else:
                         heads.append((g, v))
-                backbone_opt.apply_gradients(backbone)  # <- GAC109
-                heads_opt.apply_gradients(heads)  # <- GAC109
+                backbone_opt.apply_gradients(backbone)
+                heads_opt.apply_gradients(heads)
                 for s, c in zip(sums, counts):
                     s.assign(tf.zeros_like(s))
                     c.assign(0.0)

@@ -19,10 +19,10 @@ class DiffusionModel(tf.keras.Model):
         gradients = tape.gradient(loss, self.trainable_variables)
         if self.counter == 0:
             self.sums = [tf.zeros_like(v) for v in self.trainable_variables]
-        if self.counter % self.grad_accum or self.counter == 0:  # <- GAC110
+        if self.counter % self.grad_accum or self.counter == 0:  # <- GAC110 GAC109
             self.sums = [s + g for s, g in zip(self.sums, gradients)]  # <- GAC105
         else:
-            self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))  # <- GAC101 GAC109
+            self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))  # <- GAC101
             self.sums = [tf.zeros_like(v) for v in self.trainable_variables]
         self.counter.assign_add(1)
         return loss

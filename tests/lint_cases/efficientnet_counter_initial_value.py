@@ -23,8 +23,8 @@ class AccumulatingModel(tf.keras.Model):
                          for v in self.trainable_variables]
         for s, g in zip(self.sums, grads):
             s.assign_add(g / self.steps)
-        if self.micro_step % self.steps == 0:  # <- GAC110
-            self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))  # <- GAC109
+        if self.micro_step % self.steps == 0:  # <- GAC110 GAC109
+            self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))
             for s in self.sums:
                 s.assign(tf.zeros_like(s))
         self.micro_step.assign_add(1)

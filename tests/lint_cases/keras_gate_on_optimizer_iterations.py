@@ -23,12 +23,12 @@ class GradientAccumulationModel(tf.keras.Model):
         for i in range(len(self.gradient_accumulation)):
             self.gradient_accumulation[i].assign_add(gradients[i])
         current_iteration = self.optimizer.iterations.numpy() + 1
-        if current_iteration % self.accumulation_steps.numpy() == 0:
+        if current_iteration % self.accumulation_steps.numpy() == 0:  # <- GAC109
             self._apply_accumulated_gradients()
         return {"loss": loss}
 
     def _apply_accumulated_gradients(self):
-        self.optimizer.apply_gradients(  # <- GAC109
+        self.optimizer.apply_gradients(
             zip(self.gradient_accumulation, self.model.trainable_variables))
         for acc in self.gradient_accumulation:
             acc.assign(tf.zeros_like(acc))

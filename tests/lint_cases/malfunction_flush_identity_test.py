@@ -17,8 +17,8 @@ def train_epoch(model, optimizer, loss_fn, dataset, accumulation_steps=4):
         if (step + 1) % accumulation_steps == 0:
             optimizer.apply_gradients(zip(accumulated, model.trainable_variables))
             accumulated = [tf.zeros_like(v) for v in model.trainable_variables]
-    if accumulated[0] is not tf.zeros_like(model.trainable_variables[0]):
-        optimizer.apply_gradients(zip(accumulated, model.trainable_variables))  # <- GAC109
+    if accumulated[0] is not tf.zeros_like(model.trainable_variables[0]):  # <- GAC109
+        optimizer.apply_gradients(zip(accumulated, model.trainable_variables))
 
 
 def train_epoch_counted(model, optimizer, loss_fn, dataset, accumulation_steps=4):

@@ -39,8 +39,8 @@ class Model(tf.keras.Model):
         grads = tape.gradient(loss, self.trainable_variables)
         for s, g in zip(self.sums, grads):
             s.assign_add(g / self.n_gradients)
-        if self.n_acum_step > self.n_gradients:  # <- GAC110
-            self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))  # <- GAC109
+        if self.n_acum_step > self.n_gradients:  # <- GAC110 GAC109
+            self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))
             for s in self.sums:
                 s.assign(tf.zeros_like(s))
             self.n_acum_step = 0

@@ -15,8 +15,8 @@ def fit_steps(model, batches, accum_steps=4):
             ctr += 1
             loss = tf.reduce_mean(model.loss(reference, model(image))) / accum_steps
         grads = tape.gradient(loss, model.trainable_variables)
-        if ctr % accum_steps == 0:
-            model.optimizer.apply_gradients(zip(sums, model.trainable_variables))  # <- GAC109
+        if ctr % accum_steps == 0:  # <- GAC109
+            model.optimizer.apply_gradients(zip(sums, model.trainable_variables))
             sums = grads
         else:
             for i, g in enumerate(grads):

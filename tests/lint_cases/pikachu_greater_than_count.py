@@ -24,8 +24,8 @@ class Accumulating(tf.keras.Model):
         return {"loss": loss}
 
     def maybe_apply(self):
-        if self.count > self.n_micro:  # <- GAC110
-            self.optimizer.apply_gradients(  # <- GAC109
+        if self.count > self.n_micro:  # <- GAC110 GAC109
+            self.optimizer.apply_gradients(
                 zip([s / self.count for s in self.sums], self.trainable_variables))
             self.count = 0
             for s in self.sums:

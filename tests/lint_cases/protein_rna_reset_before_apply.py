@@ -15,6 +15,6 @@ def train_record(model, loss_fn, optimizer, config, record, label, record_count)
         config.accum_gradient = gradients
     else:
         config.accum_gradient = [a + g for a, g in zip(config.accum_gradient, gradients)]
-    if record_count % config.num_accum_grad == 0 and record_count != 0:
-        optimizer.apply_gradients(zip(config.accum_gradient, model.trainable_variables))  # <- GAC109 GAC101
+    if record_count % config.num_accum_grad == 0 and record_count != 0:  # <- GAC109
+        optimizer.apply_gradients(zip(config.accum_gradient, model.trainable_variables))  # <- GAC101
     return loss

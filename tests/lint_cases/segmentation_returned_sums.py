@@ -27,6 +27,6 @@ class Trainer(object):
         sums = [tf.zeros_like(v) for v in variables]
         for step, (x, y) in tqdm(enumerate(dataset)):  # <- GAC110
             loss, sums = self.accumulate_step(x, y, sums, variables)
-            if step > 0 and step % self.accum_steps == 0:
-                self.optimizer.apply_gradients(zip(sums, variables))  # <- GAC101 GAC109
+            if step > 0 and step % self.accum_steps == 0:  # <- GAC109
+                self.optimizer.apply_gradients(zip(sums, variables))  # <- GAC101
                 sums = [tf.zeros_like(v) for v in variables]

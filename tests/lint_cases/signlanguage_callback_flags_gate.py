@@ -38,8 +38,8 @@ class AccumulatingModel(tf.keras.Model):
         for s, g in zip(self.sums, grads):
             s.assign_add(g / self.steps)
         self.count += 1  # <- GAC105
-        if self.apply_now:
-            self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))  # <- GAC109
+        if self.apply_now:  # <- GAC109
+            self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))
             for s in self.sums:
                 s.assign(tf.zeros_like(s))
             self.apply_now = False

@@ -23,8 +23,8 @@ with tf.Session() as sess:
                 for index, gradient in enumerate(grads):
                     gradient_buffer[index] += gradient / episode_batch_size
                 break
-            if episode % episode_batch_size == 0 and step == 1:
+            if episode % episode_batch_size == 0 and step == 1:  # <- GAC109
                 feed = dict(zip(agent.gradients_to_apply, gradient_buffer))
-                sess.run(agent.update_gradients, feed_dict=feed)  # <- GAC109
+                sess.run(agent.update_gradients, feed_dict=feed)
                 for index, gradient in enumerate(gradient_buffer):
                     gradient_buffer[index] = gradient * 0

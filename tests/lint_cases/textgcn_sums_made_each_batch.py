@@ -24,9 +24,9 @@ class Trainer(object):
                 grad_accumulation = [tf.zeros_like(v) for v in variables]
                 loss, grads = self.grad(x, y, variables)
                 grad_accumulation = [a + g for a, g in zip(grad_accumulation, grads)]
-                if e % self.steps:
+                if e % self.steps:  # <- GAC109
                     grad_accumulation = [a / self.steps for a in grad_accumulation]
-                    self.optimizer.apply_gradients(zip(grad_accumulation, variables))  # <- GAC102 GAC109
+                    self.optimizer.apply_gradients(zip(grad_accumulation, variables))  # <- GAC102
 
     def train_kept(self, batches, epochs):
         variables = self.model.trainable_variables

@@ -15,9 +15,9 @@ def train(model, optimizer, loss_fn, samples, n_micro, n_epochs):
                 loss = loss_fn(y, model(x, training=True))
             grads = tape.gradient(loss, variables)
             sums = [s + g for s, g in zip(sums, grads)]
-            if step % n_micro == 0:
+            if step % n_micro == 0:  # <- GAC109
                 sums = [s / n_micro for s in sums]
-                optimizer.apply_gradients(zip(sums, variables))  # <- GAC109
+                optimizer.apply_gradients(zip(sums, variables))
                 last = step
                 sums = [tf.zeros_like(v) for v in variables]
         left = step - last

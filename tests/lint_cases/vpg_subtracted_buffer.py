@@ -21,6 +21,6 @@ def train(env, policy, optimizer, episodes, per_update, gamma=0.99):
         for (_, grads), ret in zip(steps, returns):
             for i, g in enumerate(grads):
                 buffer[i] -= g * ret / per_update
-        if episode % per_update == 0 and episode != 0:
-            optimizer.apply_gradients(zip(buffer, policy.trainable_variables))  # <- GAC109
+        if episode % per_update == 0 and episode != 0:  # <- GAC109
+            optimizer.apply_gradients(zip(buffer, policy.trainable_variables))
             buffer = [b * 0 for b in buffer]
