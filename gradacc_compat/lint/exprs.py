@@ -25,6 +25,7 @@ _DIVIDES = ("divide", "truediv", "div", "divide_no_nan", "realdiv", "reduce_mean
 #: Words that name the number of micro-batches (the N a scaling divides by).
 _N_WORDS = ("accum", "step", "multiplier", "micro", "n_grad", "num_acc", "grad_acc",
             "n_acum", "update_freq", "iter_size", "sub_div", "virtual_batch")
+_LAST_WORDS = ("len", "per_epoch", "num_batches", "n_batches", "total_batches", "last")
 
 
 def outside_gradients(node):
@@ -261,12 +262,14 @@ def divides_by_n(node, names=()):
 def last_batch(test):
     """An ``or`` whose one side tests for the epoch's last batch:
     ``(step + 1) % N == 0 or step + 1 == len(dataset)`` (``steps_per_epoch``,
-    ``num_batches``): the partial cycle is applied there, at the epoch's
-    end (also where that side is an ``and``: ``step % steps_per_epoch == 0
-    and not by_steps``)."""
+    ``num_batches``), or a name for it (``is_last_batch``): the partial cycle
+    is applied there, at the epoch's end (also where that side is an
+    ``and``: ``step % steps_per_epoch == 0 and not by_steps``)."""
     if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
         return False
     for part in (p for v in test.values for p in _conjuncts(v)):
+        if isinstance(part, ast.Name) and "last" in part.id.lower():
+            return True  # (``is_last_batch = batch_idx == batches_per_epoch``)
         if isinstance(part, ast.Compare) and any(isinstance(o, (ast.Eq, ast.GtE))
                                                  for o in part.ops):
             words = " ".join((dotted_name(n) or "") + " " + (dotted_name(getattr(n, "func", None))
@@ -274,9 +277,6 @@ def last_batch(test):
             if any(w in words.lower() for w in _LAST_WORDS):
                 return True
     return False
-
-
-_LAST_WORDS = ("len", "per_epoch", "num_batches", "n_batches", "total_batches", "last")
 
 
 def no_accumulation(test):
