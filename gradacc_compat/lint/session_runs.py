@@ -138,7 +138,8 @@ def fed_updates(index, accumulators, known):
     that feed it sums of gradients kept in NumPy."""
     found = []
     for run in (n for n in index.calls if is_session_run(n) and id(n) not in known):
-        if not any(w.startswith(UPDATES) for w in fetched(run)):
+        # (``update_grad_accums_op`` updates the sums: it accumulates)
+        if not any(w.startswith(UPDATES) and "accum" not in w for w in fetched(run)):
             continue
         values = [(v, run) for f in _feeds(index, run) for _, v in _feed_pairs(f)
                   if index.sources(v, run)[0] & accumulators]
