@@ -165,7 +165,7 @@ class Accumulates(object):
         if not any(isinstance(v, ast.List) and not v.elts for v, _ in bound):
             return None
         for value, node in bound:
-            if method(node) == "append" and isinstance(value, ast.BinOp):
+            if method(node) == "append" and isinstance(value, (ast.BinOp, ast.IfExp)):
                 added = self._added(target, value)
                 if added is not None:
                     return added

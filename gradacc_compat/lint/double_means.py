@@ -2,7 +2,8 @@
 N once more: ``1 / batch_size * np.mean(gradients, axis=0)`` (or
 ``tf.reduce_mean(tf.stack(grads), axis=0) / N``) of a list a loop fills,
 one entry per micro-batch. The mean over the list already divides its
-sum by N.
+sum by N. And a running mean (``acc + (g - acc) / count``) of gradients
+already divided by N.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -11,10 +12,10 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
-from gradacc_compat.lint.exprs import number
+from gradacc_compat.lint.exprs import divides_by_n, number
 from gradacc_compat.lint.parameters import differentiated
 
-__all__ = ["scaled_means"]
+__all__ = ["running_means", "scaled_means"]
 
 
 def scaled_means(index, report):
@@ -62,3 +63,20 @@ def _over_micro_batches(call):
     axis = call.args[1] if len(call.args) > 1 else next(
         (k.value for k in call.keywords if k.arg == "axis"), None)
     return number(axis) == 0 if axis is not None else False
+
+
+def running_means(index, report):
+    """GAC108: ``acc + (g - acc) / count`` (a running mean) of gradients
+    already divided by N."""
+    for node in index.nodes:
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
+                and isinstance(node.right, ast.BinOp) and isinstance(node.right.op, ast.Div)
+                and isinstance(node.right.left, ast.BinOp)
+                and isinstance(node.right.left.op, ast.Sub)):
+            continue
+        mean = dotted_name(node.left)
+        if not mean or dotted_name(node.right.left.right) != mean:
+            continue
+        _, chain = index.sources(node.right.left.left, node)
+        if any(divides_by_n(e) for e in chain):
+            report(node, "GAC108", mean, "the gradients it averages were already divided")

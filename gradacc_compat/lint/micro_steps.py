@@ -1,7 +1,8 @@
 """``lint``'s checks of what runs on every micro-step beside the
 accumulation: clipping (GAC106), step counters (GAC107, in ``counters``), reductions across
 replicas or workers (GAC104), an apply of the micro-batch's own gradients
-(GAC102), and a running mean of gradients already divided by N (GAC108).
+(GAC102); a running mean of gradients already divided by N (GAC108) is in
+``double_means``.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -16,8 +17,8 @@ from gradacc_compat.lint import (accumulating_compute, branches, bypassed_gate, 
 from gradacc_compat.lint.accumulates import HELPER_ADDS, label
 from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
 from gradacc_compat.lint.scopes import RUNS
-from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, loads,
-                                        no_accumulation, reads_modulo)
+from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, loads, no_accumulation,
+                                        reads_modulo)
 
 __all__ = ["check_accumulate", "check_module"]
 
@@ -31,7 +32,7 @@ def check_module(index, report):
     counters.own_iterations(index, report)
     counters.aliased_iterations(index, report)
     counters.decayed_lr(index, report)
-    _running_means(index, report)
+    double_means.running_means(index, report)
     fed.fed_decisions(index, report)
     branches.skipped_steps(index, report)
     branches.double_counted(index, report)
@@ -104,23 +105,6 @@ def _ends_in_return(body):
     while isinstance(last, ast.With) and last.body:
         last = last.body[-1]
     return isinstance(last, (ast.Return, ast.Raise))
-
-
-def _running_means(index, report):
-    """GAC108: ``acc + (g - acc) / count`` (a running mean) of gradients
-    already divided by N."""
-    for node in index.nodes:
-        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
-                and isinstance(node.right, ast.BinOp) and isinstance(node.right.op, ast.Div)
-                and isinstance(node.right.left, ast.BinOp)
-                and isinstance(node.right.left.op, ast.Sub)):
-            continue
-        mean = dotted_name(node.left)
-        if not mean or dotted_name(node.right.left.right) != mean:
-            continue
-        _, chain = index.sources(node.right.left.left, node)
-        if any(divides_by_n(e) for e in chain):
-            report(node, "GAC108", mean, "the gradients it averages were already divided")
 
 
 def _clip(index, report, add, reported):
@@ -292,11 +276,12 @@ def _cycle_guarded(index, node):
 def _picks_setup(test):
     """A test of how the job runs (``hvd.is_initialized()``,
     ``strategy.num_replicas_in_sync > 1``) or of a value's type
-    (``isinstance(g, tf.IndexedSlices)``), no cycle's."""
+    (``isinstance(g, tf.IndexedSlices)``, ``g is None``), no cycle's."""
     return any("hvd." in (dotted_name(n) or "") or "aggregat" in (dotted_name(n) or "")
                or (dotted_name(n) or "").endswith(
                    ("is_initialized", "num_replicas_in_sync", "size", "isinstance"))
-               for n in ast.walk(test))  # (``if not skip_gradients_aggregation:``)
+               for n in ast.walk(test)) or (  # (``if not skip_gradients_aggregation:``)
+        isinstance(test, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot)) for o in test.ops))
 
 
 def _strategy_reduce(node):

@@ -1,6 +1,7 @@
 """What a call of a function of the file hands back in a name's place:
 ``loss, sums = self.step(x, sums)`` binds ``sums`` to what ``step``
-returns second (through up to two helpers that return another's call).
+returns second (through up to two helpers that return another's call, or
+hand one back in its place).
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -38,6 +39,10 @@ def returned(index, name, assign):
                     if not isinstance(value, ast.Tuple) or position >= len(value.elts):
                         continue
                     value = value.elts[position]
+                    if isinstance(value, ast.Call) and index.callee(value) is not None \
+                            and hop < 2:  # (``return loss, reduce_grads(grads)``)
+                        callee, position = index.callee(value), None
+                        break
                 return (value, node)
         else:
             return None

@@ -18,6 +18,7 @@ __all__ = ["Scopes", "LOOPS", "RUNS"]
 #: Calls that run a function handed to them, once per replica.
 RUNS = ("run", "experimental_run_v2", "call_for_each_replica")
 LOOPS = (ast.For, ast.While) + tuple(t for t in (getattr(ast, "AsyncFor", None),) if t)
+_ANNOTATED = tuple(t for t in (getattr(ast, "AnnAssign", None),) if t)  # (not in Python 2)
 
 
 class Scopes(object):
@@ -188,6 +189,9 @@ class Scopes(object):
             elif isinstance(node, ast.For):
                 for name in set(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
                     found.setdefault(name, []).append((node.iter, node))
+            elif isinstance(node, _ANNOTATED) and isinstance(node.target, ast.Name) \
+                    and node.value is not None:  # (``merged: list = []``)
+                found.setdefault(node.target.id, []).append((node.value, node))
         return found
 
     def appends(self, binder):

@@ -10,8 +10,8 @@ import tensorflow as tf
 
 
 class AccumModel(tf.keras.Model):
-    def __init__(self, *args, accum_steps=4, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, accum_steps=4, **kwargs):
+        super(AccumModel, self).__init__(**kwargs)
         self.accum_steps = accum_steps
         self._counter = tf.Variable(0, trainable=False, dtype=tf.int64)
         self._sums = None
