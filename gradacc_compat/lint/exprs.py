@@ -44,11 +44,11 @@ def outside_gradients(node):
 def is_division(node):
     """Whether ``node`` divides (``/``, ``tf.math.divide``, a mean), outside
     the loss a gradient call differentiates; not a count (``int(b / n)``,
-    a split's size)."""
+    a split's size, ``batch // micro``)."""
     if method(node) in ("int", "round", "ceil", "floor", "range", "len"):
         return False
     for sub in outside_gradients(node):
-        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.Div, ast.FloorDiv)):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div):
             return True
         if isinstance(sub, ast.Call) and method(sub) in _DIVIDES:
             return True

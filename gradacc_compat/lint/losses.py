@@ -29,7 +29,31 @@ def scaled(index, add, by_n=False):
     """The loss divided before the gradients are taken: anywhere in the
     accumulating method's class, or the module for functions."""
     scope = index.class_of(add.function) if add.function is not None else None
-    return index.memo(("loss", id(scope), by_n), lambda: _scaled_in(index, scope, by_n))
+    return index.memo(("loss", id(scope), by_n), lambda: _scaled_in(index, scope, by_n)) \
+        and not _taken_before_division(index, add)
+
+
+def _taken_before_division(index, add):
+    """A gradient the sums take of a loss made from ``loss`` before the
+    statement that divides ``loss`` by N: ``scaled_loss = loss / replicas``,
+    then ``loss = loss / N``, then ``tape.gradient(scaled_loss, ...)`` (on
+    the path that takes it, the sum is never divided)."""
+    names = n_names(index)
+    for grad in index.sources(add.value, add.value)[1]:
+        if not (method(grad) in GRADIENT_CALLS and grad.args
+                and isinstance(grad.args[0], ast.Name)):
+            continue
+        bound = index.values_of(grad.args[0].id, grad)
+        if len(bound) != 1 or not isinstance(bound[0][1], ast.Assign) \
+                or divides_by_n(bound[0][0], names):
+            continue
+        read = set(n.id for n in ast.walk(bound[0][0]) if isinstance(n, ast.Name))
+        if any(isinstance(n, ast.Assign) and bound[0][1].lineno < n.lineno < grad.lineno
+               and any(getattr(t, "id", None) in read for t in n.targets)
+               and divides_by_n(n.value, names)
+               for n in index.statements_of(index.function_of(grad))):
+            return True
+    return False
 
 
 def _scaled_in(index, scope, by_n):
