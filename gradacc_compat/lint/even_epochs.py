@@ -125,7 +125,8 @@ def _unwrapped(value):
 
 def _passed(index, cls, method, name):
     """The one literal the file's calls of ``cls`` pass for ``method``'s
-    parameter ``name`` (``__init__``'s), else None."""
+    parameter ``name`` (``__init__``'s), or a name bound once to it, else
+    None."""
     params = parameter_names(method) if method is not None else []
     if getattr(method, "name", None) != "__init__" or name not in params:
         return None
@@ -136,7 +137,7 @@ def _passed(index, cls, method, name):
             continue
         given = [k.value for k in call.keywords if k.arg == name] or (
             call.args[position:position + 1] if position >= 0 else [])
-        found += [_unwrapped(g) for g in given]
+        found += [_unwrapped(index.bound_once(g)) for g in given]  # (or ``ACCUM_STEPS``)
     numbers = set(number(f) for f in found)
     return found[0] if len(found) >= 1 and len(numbers) == 1 and None not in numbers else None
 

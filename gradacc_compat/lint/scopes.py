@@ -184,7 +184,9 @@ class Scopes(object):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     own = fetched_in_place(target, node.value)
-                    for name in set(n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                    # (``model.backbone = b`` sets an attribute; ``model`` stays bound)
+                    for name in set(n.id for n in ast.walk(target) if isinstance(n, ast.Name)
+                                    and not isinstance(target, ast.Attribute)):
                         found.setdefault(name, []).append((own.get(name, node.value), node))
             elif isinstance(node, ast.For):
                 for name in set(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
