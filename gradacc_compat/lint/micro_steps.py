@@ -43,6 +43,9 @@ def check_module(index, report):
     masked.masked_sums(index, report)
     masked.zero_updates(index, report)
     keras_updates.get_updates(index, report)
+    zeroed = set()  # (every sum, whether or not an apply of the file takes it)
+    for add in index.accumulates:
+        overwritten.zeroed_past_gate(index, report, add, zeroed)
     epochs.carried_cycles(index, report)
     callbacks.applied_beside_fit(index, report)
     discarded.thrown_away_means(index, report)

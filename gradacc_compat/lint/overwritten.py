@@ -6,7 +6,9 @@
 - sums made anew as zeros in every pass of the loop that adds to them, and
   read after it: ``for x in batch: sums = [tf.zeros_like(v) ...]; ...;
   sums = [s + g ...]``, then ``apply_gradients(zip(sums, ...))``. Each
-  pass restarts them.
+  pass restarts them;
+- sums zeroed in every pass of the loop that adds to them, after the ``if``
+  that applies them but outside it: each apply holds the last micro-batch.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -15,10 +17,11 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import method
-from gradacc_compat.lint.exprs import GRADIENT_CALLS
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.exprs import GRADIENT_CALLS, made_zero
+from gradacc_compat.lint.scopes import LOOPS
 
-__all__ = ["added_after_loop", "restarted_each_pass"]
+__all__ = ["added_after_loop", "restarted_each_pass", "zeroed_past_gate"]
 
 
 def added_after_loop(index, report, add, reported):
@@ -71,6 +74,67 @@ def restarted_each_pass(index, report, add, reported):
                "before line %d adds to it, and read after the loop: each pass restarts the "
                "sum, so only the last micro-batch's gradients reach line %d"
                % (label(add), loop.lineno, add.node.lineno, min(n.lineno for n in after)))
+
+
+def zeroed_past_gate(index, report, add, reported):
+    applying = [a for a in index.applies if add.key in a.keys]
+    if not applying and "grad" not in label(add).lower():
+        return  # (sums no apply of this file takes, and not named for gradients)
+    appliers = set(id(a.function) for a in applying)
+    for loop in _loops_around(index, add.node):
+        gates = [n for n in index.statements_of(loop) if isinstance(n, ast.If)
+                 and index.loop_of(n) is loop and _applies_in(index, n, applying, appliers)]
+        if not gates:
+            continue
+        gated = set(id(m) for g in gates for m in ast.walk(g))
+        for node in sorted(index.statements_of(loop), key=lambda n: getattr(n, "lineno", 0)):
+            if id(node) not in gated and _zeroes(index, node, add.key) \
+                    and node.lineno > gates[0].lineno and not any(
+                        isinstance(up, ast.If) for up in _ancestors_to(index, node, loop)) \
+                    and ("GAC109", node.lineno) not in reported:
+                reported.add(("GAC109", node.lineno))
+                report(node, "GAC109", "`%s` is zeroed in every pass of the loop of line %d, "
+                       "outside the `if` of line %d that applies it: each apply holds only the "
+                       "last micro-batch" % (label(add), loop.lineno, gates[0].lineno))
+                return
+
+
+def _loops_around(index, node):
+    for up in index.ancestors(node):
+        if isinstance(up, FUNCTIONS):
+            return
+        if isinstance(up, LOOPS):
+            yield up
+
+
+def _ancestors_to(index, node, top):
+    for up in index.ancestors(node):
+        if up is top:
+            return
+        yield up
+
+
+def _applies_in(index, statement, applying, appliers):
+    """An apply of the sums in ``statement``, a call of a function that
+    holds one, or of a method of another file named for applying
+    (``self.apply_gradients_to_shared_network()``, a base class's)."""
+    inside = set(id(n) for n in ast.walk(statement))
+    calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call)]
+    return any(id(a.node) in inside for a in applying) or any(
+        index.callee(n) is not None and id(index.callee(n)) in appliers for n in calls) or any(
+        index.callee(n) is None and dotted_name(n.func).startswith("self.")
+        and "applygrad" in method(n).replace("_", "").lower() for n in calls
+        if dotted_name(n.func))
+
+
+def _zeroes(index, node, key):
+    """``sums[i] = 0.0``, ``sums = [tf.zeros_like(v) ...]``, ``s.assign(tf.zeros_like(s))``."""
+    if isinstance(node, ast.Assign):
+        value = node.value.elt if isinstance(node.value, ast.ListComp) else node.value
+        return made_zero(value) and any(index.key(t) == key for t in node.targets)
+    return isinstance(node, ast.Call) and method(node) == "assign" and node.args \
+        and isinstance(node.func, ast.Attribute) and index.key(node.func.value) == key \
+        and made_zero(node.args[0])
 
 
 _READS = (ast.Name, ast.Attribute, ast.Subscript)
