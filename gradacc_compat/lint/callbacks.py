@@ -2,6 +2,9 @@
 ``Callback`` whose batch hook sums gradients and applies them with
 ``self.model.optimizer.apply_gradients`` while ``fit`` runs the model's own
 ``train_step``, which applies the compiled optimizer on every batch too.
+And a callback named for accumulating that sums nothing and applies
+nothing, only returning early from a batch hook (``if step % N != 0:
+return  # skip the update``): a callback cannot skip ``fit``'s update.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -10,8 +13,9 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.exprs import GRADIENT_CALLS
 
-__all__ = ["applied_beside_fit"]
+__all__ = ["applied_beside_fit", "skipped_by_returning"]
 
 
 def applied_beside_fit(index, report):
@@ -35,3 +39,23 @@ def applied_beside_fit(index, report):
         report(min(fits, key=lambda c: c.lineno) if fits else applies[0], "GAC102",
                sums[0].key[-1], ": `fit`'s own train step applies the compiled optimizer on "
                "every batch, and the callback `%s` applies its sums on top" % cls.name)
+
+
+def skipped_by_returning(index, report):
+    if any(getattr(f, "name", None) == "train_step" for f in index.functions):
+        return
+    for cls in (c for c in index.nodes if isinstance(c, ast.ClassDef)):
+        if "accumulat" not in cls.name.lower() or not any(
+                (dotted_name(b) or "").endswith("Callback") for b in cls.bases):
+            continue
+        hooks = [f for f in cls.body if isinstance(f, FUNCTIONS[:-1])
+                 and f.name.startswith("on_") and "batch" in f.name]
+        calls = [method(n) for n in ast.walk(cls) if isinstance(n, ast.Call)]
+        if any(c in GRADIENT_CALLS + ("apply_gradients", "assign_add") for c in calls):
+            continue  # (it sums or applies something of its own)
+        returns = [n for f in hooks for n in ast.walk(f) if isinstance(n, ast.Return)
+                   and any(isinstance(up, ast.If) for up in index.ancestors(n))]
+        if returns:
+            report(returns[0], "GAC102", cls.name, ": a callback cannot skip `fit`'s update by "
+                   "returning from `%s`; `fit` applies the compiled optimizer on every "
+                   "batch" % index.function_of(returns[0]).name)

@@ -48,6 +48,7 @@ def check_module(index, report):
         overwritten.zeroed_past_gate(index, report, add, zeroed)
     epochs.carried_cycles(index, report)
     callbacks.applied_beside_fit(index, report)
+    callbacks.skipped_by_returning(index, report)
     discarded.thrown_away_means(index, report)
     unused_flags.never_read(index, report)
     exhausted.ran_out(index, report)
