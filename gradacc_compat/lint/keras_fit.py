@@ -33,7 +33,12 @@ def carried_by_fit(index, gated, report):
     if fits and step[2] is not None and all(
             divides_evenly(index, c, step[2], step[1]) for c in fits):
         return  # (each epoch a multiple of N batches, as the file says)
-    if fits:  # (the first fit of that model: one mistake, however many fits)
+    if step and step[2] is not None and _own_fit(step[1]) is not None:
+        # (a class with a fit of its own: its epochs' loop is in the file)
+        report(_own_fit(step[1]), "GAC110", step[0], "carried into the next epoch by the "
+               "class's own `fit`, unless every epoch's batches are a multiple of N (the "
+               "last epoch's dropped)")
+    elif fits:  # (the first fit of that model: one mistake, however many fits)
         fit = min(fits, key=lambda c: c.lineno)
         report(step[2] or fit, "GAC110", step[0], "carried into the next epoch by the `fit` "
                "of line %d, unless every epoch's batches are a multiple of N (the last "
@@ -43,6 +48,13 @@ def carried_by_fit(index, gated, report):
         report(step[2], "GAC110", step[0], "carried into the next epoch by `Model.fit`, "
                "which runs this train_step, unless every epoch's batches are a multiple "
                "of N (the last epoch's dropped)")
+
+
+def _own_fit(cls):
+    """The first loop of a ``fit`` that ``cls`` defines itself (its epochs')."""
+    fits = [f for f in getattr(cls, "body", []) if getattr(f, "name", None) == "fit"]
+    loops = [n for f in fits for n in ast.walk(f) if isinstance(n, (ast.For, ast.While))]
+    return min(loops, key=lambda n: n.lineno) if loops else None
 
 
 def _stuck(index, gate):
@@ -140,10 +152,20 @@ def _of_class(index, receiver, cls):
 
 
 def _flushed_on_epoch_end(index):
-    """A callback's ``on_epoch_end`` (or ``on_train_end``) in the file, or
-    a model's ``reset_metrics`` (``fit`` calls it as each epoch begins)
-    that calls a method which applies."""
-    return any(getattr(f, "name", None) in ("on_epoch_end", "on_train_end") or (
+    """A callback's ``on_epoch_end`` (or ``on_train_end``) in the file that
+    does something to the sums (applies, calls a method of the file that
+    applies or one of another file named to flush or apply, or touches a
+    sum), not one that only reports or saves; or a model's
+    ``reset_metrics`` (``fit`` calls it as each epoch begins) that calls a
+    method which applies."""
+    methods = dict((f.name, f) for f in index.functions if isinstance(f, ast.FunctionDef))
+    return any(getattr(f, "name", None) in ("on_epoch_end", "on_train_end") and (
+        _reaches_apply(index, f, 3) or any(
+            _reaches_apply(index, methods[n.attr], 3) if n.attr in methods
+            else any(w in n.attr.lower() for w in ("flush", "apply", "accum"))
+            for n in ast.walk(f) if isinstance(n, ast.Attribute)
+            and isinstance(index.parents.get(n), ast.Call) and index.parents[n].func is n)
+        or index.keys_in(f, settings=False) & index.accumulators) or (
         getattr(f, "name", None) == "reset_metrics" and _reaches_apply(index, f, 3))
         for f in index.functions)
 
