@@ -30,7 +30,7 @@ def scaled(index, add, by_n=False):
     accumulating method's class, or the module for functions."""
     scope = index.class_of(add.function) if add.function is not None else None
     return index.memo(("loss", id(scope), by_n), lambda: _scaled_in(index, scope, by_n)) \
-        and not _taken_before_division(index, add)
+        and not index.memo(("taken before", id(add)), lambda: _taken_before_division(index, add))
 
 
 def _taken_before_division(index, add):
