@@ -153,6 +153,8 @@ class Accumulates(object):
         if own is None:
             return None
         for this, other in ((left, right), (right, left)):
+            if _decayed(this) and own in self.keys_in(this):
+                return None  # (``e = gamma * lambda_ * e + g``: a trace, no sum of N)
             if own in self.keys_in(this) or self._is_alias_of(this, own) or (
                     isinstance(this, ast.Name) and own in self.sources(this, target, 1)[0]):
                 return other  # (``prev = acc * keep; acc.assign(g + prev)`` too)
@@ -261,6 +263,14 @@ def _adds(function):
         return isinstance(body, ast.BinOp) and isinstance(body.op, ast.Add) and len(params) == 2 \
             and sorted(getattr(n, "id", None) for n in (body.left, body.right)) == sorted(params)
     return (dotted_name(function) or "").rsplit(".", 1)[-1] == "add"
+
+
+def _decayed(node):
+    """``gamma * lambda_ * acc``: the old value scaled by a decay (an
+    eligibility trace or a moment), which no sum of micro-batches is."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and any(
+        word in (dotted_name(n) or "").split(".")[-1].lower() for n in ast.walk(node)
+        for word in ("gamma", "lambda", "decay", "beta", "momentum", "rho", "discount"))
 
 
 def _accumulator_named(name):
