@@ -19,7 +19,7 @@ import ast
 from gradacc_compat.lint.ast_helpers import dotted_name, last_line, method
 from gradacc_compat.lint.counters import counts_across
 from gradacc_compat.lint.even_epochs import loop_divides_evenly
-from gradacc_compat.lint.gates import always_true
+from gradacc_compat.lint.gates import always_true, frozen
 from gradacc_compat.lint.instances import called, instance_method
 from gradacc_compat.lint.keras_fit import applied_sums, carried_by_fit
 from gradacc_compat.lint.scopes import LOOPS
@@ -152,6 +152,8 @@ def _applying(index):
                  and index.step_scope(up) is function]
         if any(last_batch(t) for t in tests):
             continue  # (``if step % N == 0 or step % steps_per_epoch == 0``: flushed there)
+        if tests and all(frozen(index, t) for t in tests):
+            continue  # (a gate the trace fixes: GAC109 says so, no cycle is carried)
         gated = function is not apply.function or index.locally_guarded(apply.node) and not (
             tests and all(always_true(index, t) for t in tests))  # (``if sums[0] is not None``)
         found[id(function)] = found.get(id(function), False) or gated

@@ -35,7 +35,7 @@ def misread(index, test, adds):
             "micro-batches of every N" % (step, step)
     flag = frozen(index, test)
     if flag:
-        return "`%s` is a Python bool read in a traced step: the trace fixes the branch " \
+        return "`%s` is Python state read in a traced step: the trace fixes the branch " \
             "once, so the apply runs on every call or never" % flag
     for node in ast.walk(test):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 \
@@ -52,9 +52,11 @@ def misread(index, test, adds):
 
 
 def frozen(index, test):
-    """The ``self.X`` of ``test`` that is a Python bool (bound to ``True``
-    or ``False`` only, wherever the file binds an attribute ``X``) read in
-    a traced function that never sets it ``True`` itself, or None."""
+    """The ``self.X`` of ``test``, read in a traced function, that is a
+    Python bool (bound to ``True`` or ``False`` only, wherever the file
+    binds an attribute ``X``) the function never sets ``True`` itself, or
+    a Python count (bound to numbers only) the function advances itself
+    (``self.step += 1``: it moves once, at tracing); or None."""
     function = index.function_of(test)
     if function is None or id(function) not in index.memo(
             ("traced",), lambda: traced_functions(index.nodes)):
@@ -68,6 +70,11 @@ def frozen(index, test):
         if values and all(literal(v) is True or literal(v) is False for v in values) and not any(
                 isinstance(n, ast.Assign) and literal(n.value) is True and any(
                     dotted_name(t) == name for t in n.targets) for n in ast.walk(function)):
+            return name
+        if values and all(isinstance(literal(v), int) and not isinstance(literal(v), bool)
+                          for v in values) and any(
+                isinstance(n, ast.AugAssign) and dotted_name(n.target) == name
+                for n in ast.walk(function)):
             return name
     return None
 

@@ -1,7 +1,9 @@
 # Modelled on a utility Model of a research toolkit: train_step hands the
 # batch to a method of its own that counts micro-batches in a Python int
 # (`self.n_pending += 1`). fit traces train_step, and with it the method it
-# calls, once: the count is taken at tracing, not per batch.
+# calls, once: the count is taken at tracing, not per batch (GAC105), and
+# the test that reads it is fixed by the trace: the apply runs on every
+# call or never (GAC109).
 import tensorflow as tf
 
 
@@ -23,7 +25,7 @@ class ToolkitModel(tf.keras.Model):
         self.n_pending += 1  # <- GAC105
         for total, grad in zip(self.sums, grads):
             total.assign_add(grad)
-        if self.n_pending == self.n_accum:  # <- GAC110
+        if self.n_pending == self.n_accum:  # <- GAC109
             self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))
             for total in self.sums:
                 total.assign(tf.zeros_like(total))

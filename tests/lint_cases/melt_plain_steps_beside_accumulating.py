@@ -2,8 +2,8 @@
 # picks one of several step methods, public, repository unknown): the
 # plain steps count ``self.step`` for their logging and apply their own
 # gradients; only the accumulating step's Python counter decides a cycle
-# (GAC105 there, and its ``>`` test gives cycles of N + 1; Model.fit
-# carries its partial cycle across epochs, GAC110).
+# (GAC105 there; its ``>`` test would give cycles of N + 1, and the trace
+# fixes it once, so it applies on every call or never: GAC109).
 import tensorflow as tf
 
 
@@ -39,7 +39,7 @@ class Model(tf.keras.Model):
         grads = tape.gradient(loss, self.trainable_variables)
         for s, g in zip(self.sums, grads):
             s.assign_add(g / self.n_gradients)
-        if self.n_acum_step > self.n_gradients:  # <- GAC110 GAC109
+        if self.n_acum_step > self.n_gradients:  # <- GAC109
             self.optimizer.apply_gradients(zip(self.sums, self.trainable_variables))
             for s in self.sums:
                 s.assign(tf.zeros_like(s))

@@ -2,7 +2,9 @@
 # public, repo unknown): apply_gradients counts calls in a Python int and
 # keeps the sums in a Python list, applying the inner optimizer when the
 # count reaches N. Under fit the method runs once per trace (and once in
-# all in a TF1 graph), so the count never moves per step.
+# all in a TF1 graph), so the count never moves per step (GAC105), and the
+# test that reads it is fixed there: it applies on every call or never
+# (GAC109).
 import tensorflow as tf
 
 
@@ -25,7 +27,7 @@ class Accumulative(tf.keras.optimizers.Optimizer):
         grads_and_vars = list(grads_and_vars)
         self.counter += 1  # <- GAC105
         self.accumulate(grads_and_vars)
-        if self.counter % self.accumulation_steps == 0:
+        if self.counter % self.accumulation_steps == 0:  # <- GAC109
             variables = [v for _, v in grads_and_vars]
             self.optimizer.apply_gradients(zip(self.gradient_accumulator, variables))
             self.gradient_accumulator = None
