@@ -58,10 +58,22 @@ def _apart(index, adding, applying, apply):
            and any(index.key(t) == a.key for t in n.targets for a in adds)
            and any(isinstance(v, ast.Name) and v.id in added for v in ast.walk(n.value))
            for statement in applying for n in ast.walk(statement)):
+        if _first_skipped(index, apply, adds):
+            return None  # (the first pass takes this branch and only starts the sums)
         return ("the branch that applies does not add its micro-batch but starts the "
                 "next cycle with it: the first cycle holds N - 1 micro-batches")
     return ("it applies in the branch that does not accumulate: the micro-batch of "
             "each step that applies is never added (cycles of N - 1)")
+
+
+def _first_skipped(index, apply, adds):
+    """The apply sits under ``if sums is not None:`` (the sums of ``adds``):
+    the first pass comes to it with nothing summed, applies nothing and
+    starts the sums, so the first cycle is N, as every other."""
+    keys = set(a.key for a in adds)
+    return any(isinstance(up, ast.If) and isinstance(up.test, ast.Compare)
+               and len(up.test.ops) == 1 and isinstance(up.test.ops[0], ast.IsNot)
+               and index.key(up.test.left) in keys for up in index.ancestors(apply.node))
 
 
 def first_step_elsewhere(index, test, apply):
