@@ -14,6 +14,8 @@ import ast
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, method, parameter_names, update_hooks
 from gradacc_compat.lint.branches import branch_function, cond_branches
+from gradacc_compat.lint.divisions import divided_at_add
+from gradacc_compat.lint.losses import scaled
 from gradacc_compat.lint.exprs import is_division, modulo_tested, number, reads_modulo
 
 __all__ = ["gated_hooks", "masked_sums", "zero_updates"]
@@ -30,8 +32,8 @@ def masked_sums(index, report):
         dense = [c for c in rivals if not _sparse_path(index, c)] or rivals
         if call is dense[0]:
             report(call, "GAC102", sorted(k[-1] for k in sums)[0], "")
-            if branch is not None:  # (a where's sums reach the apply: decided there)
-                _undivided(index, report, call, branch)
+            if branch is not None and not _divided_on_the_way_in(index, sums):
+                _undivided(index, report, call, branch)  # (a where's: decided at the apply)
     for call in index.calls:
         if method(call) == "cast" and call.args and modulo_tested(call.args[0]) is not None:
             mask = index.parents.get(call)
@@ -54,7 +56,7 @@ def _masking(index, call):
                 for p in call.args[1:] if all(p is not z for z in zeros)]
         return (sums[0], None) if zeros and sums and sums[0] else None
     branches = [b for b in cond_branches(call) if b is not None]
-    zeros = [b for b in branches if _zeros(b)]
+    zeros = [b for b in branches if _zeros(index, b, call)]
     sums = [(_sums_read(index, b, call), b) for b in branches if b not in zeros]
     sums = [(keys, b) for keys, b in sums if keys]
     return sums[0] if zeros and sums else None
@@ -132,6 +134,13 @@ def _sparse_path(index, node):
                for up in index.ancestors(node))
 
 
+def _divided_on_the_way_in(index, sums):
+    """The gradients added to ``sums`` are of a loss divided by N, or are
+    divided as they are added."""
+    return any(a.key in sums and (divided_at_add(index, a) or scaled(index, a))
+               for a in index.accumulates)
+
+
 def _undivided(index, report, node, branch):
     """GAC101 as well when what is handed over on the applying step is the
     sum itself: nothing on its way divides it."""
@@ -151,14 +160,22 @@ def _undivided(index, report, node, branch):
         report(node, "GAC101", _name(index, node))
 
 
-def _zeros(branch):
-    """``lambda: tf.zeros_like(g)`` (or a tuple starting with it)."""
-    if not isinstance(branch, ast.Lambda):
+def _zeros(index, branch, call):
+    """``lambda: tf.zeros_like(g)`` (or a tuple starting with it), or a def
+    that returns only zeros (``return [tf.zeros_like(v) for v in vars]``)."""
+    function = branch_function(index, branch, call)
+    if function is None:
         return False
-    body = branch.body
-    if isinstance(body, ast.Tuple) and body.elts:
-        body = body.elts[0]
-    return isinstance(body, ast.Call) and method(body) in ("zeros_like", "zeros")
+    returns = [function.body] if isinstance(function, ast.Lambda) else [
+        n.value for n in index.statements_of(function) if isinstance(n, ast.Return)]
+    for body in returns:
+        if isinstance(body, ast.Tuple) and body.elts:
+            body = body.elts[0]
+        if isinstance(body, ast.ListComp):
+            body = body.elt
+        if not (isinstance(body, ast.Call) and method(body) in ("zeros_like", "zeros")):
+            return False
+    return bool(returns)
 
 
 def _sums_read(index, branch, call):
