@@ -89,8 +89,18 @@ def _raw_applies(index, report):
         adds = [a for a in accumulating.get(id(index.step_scope(apply.node)), ())
                 if not _returned_before(index, a, apply) and (a.key in consumed or gradients & set(
                     id(e) for e in index.sources(a.value, a.value)[1]))]
-        if adds:
+        # (another model's own step beside the sums: ``zip(v_grads, v_model.variables)``)
+        theirs = set(_variables(b) for b in index.applies if b.keys & set(a.key for a in adds))
+        if adds and not (_variables(apply) and theirs and None not in theirs
+                         and _variables(apply) not in theirs):
             report(apply.node, "GAC102", label(adds[0]), "")
+
+
+def _variables(apply):
+    """The dotted name of the variables ``apply_gradients(zip(grads, X))``
+    updates, else None."""
+    arg = apply.node.args[0] if isinstance(apply.node, ast.Call) and apply.node.args else None
+    return dotted_name(arg.args[1]) if method(arg) == "zip" and len(arg.args) == 2 else None
 
 
 def _returned_before(index, add, apply):
