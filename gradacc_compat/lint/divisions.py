@@ -21,9 +21,26 @@ __all__ = ["divides", "divided_at_add", "in_update_hook", "lr_compensated",
 def divided_at_add(index, add):
     """The gradient ``add`` adds is divided on its way in (or weighted:
     ``g * self.accum_weight``, a fraction fed per micro-batch)."""
+    chain = index.sources(add.value, add.value)[1]
     return index.memo(("divides", id(add)), lambda: any(
-        divides(index, e) for e in index.sources(add.value, add.value)[1])
+        divides(index, e) and not _subtracted(index, e, chain) for e in chain)
         or _divided_before(index, add) or _helper_divides(index, add) or _weighted(add.value))
+
+
+def _subtracted(index, expr, chain):
+    """``expr`` is bound to a name the chain only subtracts (``baseline =
+    np.mean(returns)``, then ``returns - baseline``): a centring, which
+    scales nothing."""
+    bound = index.parents.get(expr)
+    if not (isinstance(bound, ast.Assign) and len(bound.targets) == 1
+            and isinstance(bound.targets[0], ast.Name)):
+        return False
+    name = bound.targets[0].id
+    uses = [(n, e) for e in chain if isinstance(e, ast.AST) for n in ast.walk(e)
+            if isinstance(n, ast.Name) and n.id == name]
+    return bool(uses) and all(
+        isinstance(index.parents.get(n), ast.BinOp) and isinstance(index.parents[n].op, ast.Sub)
+        and index.parents[n].right is n for n, _ in uses)
 
 
 def _weighted(value):
