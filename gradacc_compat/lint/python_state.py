@@ -103,7 +103,7 @@ def _stale_state(index, report):
             if isinstance(node, ast.AugAssign):
                 target = node.target
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.value, (ast.ListComp, ast.BinOp) + NUMBER):
+                    and isinstance(node.value, (ast.ListComp, ast.BinOp, ast.Name) + NUMBER):
                 target = node.targets[0]
             name = dotted_name(target) if target is not None else None
             if not name:
@@ -129,11 +129,39 @@ def _stale_state(index, report):
                 # self.sums = [tf.zeros_like(g) ...] then self.sums[i].assign_add(g):
                 # tensors made once, at tracing, not variables
                 report(node, "GAC105", name, function.name)
+            elif isinstance(node, ast.Assign) and _flag_flipped(index, node, name, function):
+                # ``if self.first_call: self.first_call = False; <reset>``: the
+                # trace flips it once and keeps the branch, on every call
+                report(node, "GAC105", name, function.name)
             elif isinstance(node, ast.Assign) and name.startswith("self.") \
                     and name.count(".") == 1 and _adds_to_itself(node.value, name):
                 # self.sums = [a + g for a, g in zip(self.sums, grads)]: a Python
                 # list of the trace's tensors, built once
                 report(node, "GAC105", name, function.name)
+
+
+def _flag_flipped(index, node, name, function):
+    """``if self.first_call: self.first_call = False; v.assign(...)`` in
+    the traced ``function``: a Python bool made ``True`` elsewhere, turned
+    off under an ``if`` that tests it and also runs TF updates (resets),
+    which the trace keeps, so they run on every call."""
+    if not (name.startswith("self.") and name.count(".") == 1 and _bool(node.value, False)):
+        return False
+    bound = [n.value for n in index.assigns if isinstance(n, ast.Assign)
+             and any(dotted_name(t) == name for t in n.targets)]
+    return all(_bool(v) for v in bound) and any(_bool(v, True) for v in bound) and any(
+        isinstance(up, ast.If) and any(dotted_name(n) == name for n in ast.walk(up.test))
+        and any(method(c) in ("assign", "assign_add", "assign_sub") for c in ast.walk(up))
+        for up in index.ancestors(node) if index.function_of(up) is function)
+
+
+def _bool(value, which=None):
+    """``True`` or ``False`` (a name in Python 2's ``ast``), or the one
+    named by ``which``."""
+    found = getattr(value, "value", None) if isinstance(
+        getattr(value, "value", None), bool) else {"True": True, "False": False}.get(
+            getattr(value, "id", None))
+    return found is not None and (which is None or found is which)
 
 
 def _zeros_added_to(function, value, name):
