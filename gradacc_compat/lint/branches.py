@@ -14,6 +14,7 @@ import re
 from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
 from gradacc_compat.lint.counters import graph_step
 from gradacc_compat.lint.exprs import accumulation, increment, no_accumulation, number
+from gradacc_compat.lint.scopes import RUNS
 
 __all__ = ["branch_function", "cond_branches", "double_counted", "else_counts",
            "skipped_steps"]
@@ -72,10 +73,13 @@ def _step_increment(index, node):
 
 def _advanced(nodes, counter):
     """Among ``nodes``, an increment of ``counter`` or an apply handed the
-    ``global_step`` (which advances it)."""
+    ``global_step`` (which advances it), or an apply of the optimizer whose
+    ``iterations`` the counter is."""
+    owner = counter[:-len(".iterations")] if counter.endswith(".iterations") else None
     return any(increment(n) == counter or isinstance(n, ast.Call) and method(n) in _APPLIES and (
-        any(k.arg == "global_step" for k in n.keywords) or len(_positional(n)) > 1)
-        for n in nodes)
+        any(k.arg == "global_step" for k in n.keywords) or len(_positional(n)) > 1
+        or owner is not None and isinstance(n.func, ast.Attribute)
+        and dotted_name(n.func.value) == owner) for n in nodes)
 
 
 def _positional(call):
@@ -167,8 +171,10 @@ def _runs(index, branch, hops=2):
     for node in list(found):
         if not (hops and isinstance(node, ast.Call)):
             continue
-        # (the functions it calls, and those it hands to a ``tf.cond`` of its own)
-        handed = cond_branches(node) if method(node) == "cond" else ()
+        # (the functions it calls, those it hands to a ``tf.cond`` of its own,
+        # and one it runs per replica: ``call_for_each_replica(fn)``)
+        handed = cond_branches(node) if method(node) == "cond" else \
+            node.args[:1] if method(node) in RUNS else ()
         for ref in [node.func] + [b for b in handed if b is not None]:
             callee = branch_function(index, ref, node) if isinstance(ref, ast.Name) else None
             if callee is not None and not isinstance(callee, ast.Lambda):
