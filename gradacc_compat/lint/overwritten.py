@@ -81,6 +81,10 @@ def zeroed_past_gate(index, report, add, reported):
     if not applying and "grad" not in label(add).lower():
         return  # (sums no apply of this file takes, and not named for gradients)
     appliers = set(id(a.function) for a in applying)
+    zeroing = index.memo(("zeroing", add.key, id(add.function)), lambda: [
+        n for n in index.statements_of(add.function) if _zeroes(index, n, add.key)])
+    if not zeroing:
+        return  # (nothing zeroes these sums where they are added)
     for loop in _loops_around(index, add.node):
         gates = [n for n in index.statements_of(loop) if isinstance(n, ast.If)
                  and index.loop_of(n) is loop and _applies_in(index, n, applying, appliers)]

@@ -20,6 +20,8 @@ _TRAINS = ("train_on_batch", "fit")
 
 
 def trained_on_batch(index, report, add, reported):
+    if not index.memo("trains", lambda: any(method(c) in _TRAINS for c in index.calls)):
+        return
     for grad in index.sources(add.value, add.value)[1]:
         if not (isinstance(grad, ast.Call) and method(grad) in GRADIENT_CALLS and grad.args):
             continue
