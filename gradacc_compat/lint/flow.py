@@ -243,10 +243,11 @@ class Index(Scopes, Accumulates):
         ``loop`` (not under an ``if`` of it), before ``before``: nothing
         outlives the pass."""
         return any(any(method(c) in ("zeros_like", "zeros") for c in ast.walk(n.value))
-                   and not any(isinstance(up, ast.If) for up in self._ancestors_to(n, loop))
+                   and not any(isinstance(up, ast.If) for up in self.ancestors_to(n, loop))
                    for n in self.bound_in_pass(loop, key, before, None))
 
-    def _ancestors_to(self, node, top):
+    def ancestors_to(self, node, top):
+        """The ancestors of ``node`` below ``top`` (all of them when it is none)."""
         for up in self.ancestors(node):
             if up is top:
                 return
@@ -311,7 +312,7 @@ class Index(Scopes, Accumulates):
             found = [pair for pair in found if pair is not None]
             found.extend(self._around_if(name, last, found, around))
         if loop_pair is not None and (last is None or any(
-                isinstance(up, ast.If) for up in self._ancestors_to(last, loop))):
+                isinstance(up, ast.If) for up in self.ancestors_to(last, loop))):
             found.append(loop_pair)  # (rebound under an ``if``: the loop's own value too)
         since = max([pair[1].lineno for pair in found] or [0])
         found.extend((node.args[-1], node) for node in self.appends(binder).get(name, ())

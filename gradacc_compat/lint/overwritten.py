@@ -94,7 +94,7 @@ def zeroed_past_gate(index, report, add, reported):
         for node in sorted(index.statements_of(loop), key=lambda n: getattr(n, "lineno", 0)):
             if id(node) not in gated and _zeroes(index, node, add.key) \
                     and node.lineno > gates[0].lineno and not any(
-                        isinstance(up, ast.If) for up in _ancestors_to(index, node, loop)) \
+                        isinstance(up, ast.If) for up in index.ancestors_to(node, loop)) \
                     and ("GAC109", node.lineno) not in reported:
                 reported.add(("GAC109", node.lineno))
                 report(node, "GAC109", "`%s` is zeroed in every pass of the loop of line %d, "
@@ -109,13 +109,6 @@ def _loops_around(index, node):
             return
         if isinstance(up, LOOPS):
             yield up
-
-
-def _ancestors_to(index, node, top):
-    for up in index.ancestors(node):
-        if up is top:
-            return
-        yield up
 
 
 def _applies_in(index, statement, applying, appliers):

@@ -16,6 +16,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import (FUNCTIONS, NUMBER, dotted_name, method,
                                               parameter_names, walk)
+from gradacc_compat.lint.exprs import literal
 from gradacc_compat.lint.traced import traced_functions
 
 __all__ = ["check"]
@@ -145,23 +146,14 @@ def _flag_flipped(index, node, name, function):
     the traced ``function``: a Python bool made ``True`` elsewhere, turned
     off under an ``if`` that tests it and also runs TF updates (resets),
     which the trace keeps, so they run on every call."""
-    if not (name.startswith("self.") and name.count(".") == 1 and _bool(node.value, False)):
+    if not (name.startswith("self.") and name.count(".") == 1 and literal(node.value) is False):
         return False
-    bound = [n.value for n in index.assigns if isinstance(n, ast.Assign)
+    bound = [literal(n.value) for n in index.assigns if isinstance(n, ast.Assign)
              and any(dotted_name(t) == name for t in n.targets)]
-    return all(_bool(v) for v in bound) and any(_bool(v, True) for v in bound) and any(
+    return all(isinstance(v, bool) for v in bound) and True in bound and any(
         isinstance(up, ast.If) and any(dotted_name(n) == name for n in ast.walk(up.test))
         and any(method(c) in ("assign", "assign_add", "assign_sub") for c in ast.walk(up))
         for up in index.ancestors(node) if index.function_of(up) is function)
-
-
-def _bool(value, which=None):
-    """``True`` or ``False`` (a name in Python 2's ``ast``), or the one
-    named by ``which``."""
-    found = getattr(value, "value", None) if isinstance(
-        getattr(value, "value", None), bool) else {"True": True, "False": False}.get(
-            getattr(value, "id", None))
-    return found is not None and (which is None or found is which)
 
 
 def _zeros_added_to(function, value, name):
