@@ -103,6 +103,9 @@ def walk(node, stop=()):
 # Number literals: ast.Num up to Python 3.7, ast.Constant from 3.8 (where
 # ast.Num is deprecated). TODO: ast.Constant alone when 2.7 and 3.7 go.
 NUMBER = (ast.Constant,) if sys.version_info >= (3, 8) else (ast.Num,)
+# ``True``/``False``/``None``: names in Python 2, ast.NameConstant up to 3.7,
+# ast.Constant (in NUMBER) from 3.8.
+NAMED = (ast.NameConstant,) if (3, 0) <= sys.version_info < (3, 8) else (ast.Name,)
 FUNCTIONS = tuple(t for t in (getattr(ast, "FunctionDef", None),
                                getattr(ast, "AsyncFunctionDef", None),
                                getattr(ast, "Lambda", None)) if t is not None)

@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import (FUNCTIONS, NUMBER, dotted_name, method,
+from gradacc_compat.lint.ast_helpers import (FUNCTIONS, NAMED, NUMBER, dotted_name, method,
                                               parameter_names, walk)
 from gradacc_compat.lint.exprs import literal
 from gradacc_compat.lint.traced import traced_functions
@@ -104,7 +104,7 @@ def _stale_state(index, report):
             if isinstance(node, ast.AugAssign):
                 target = node.target
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.value, (ast.ListComp, ast.BinOp, ast.Name) + NUMBER):
+                    and isinstance(node.value, (ast.ListComp, ast.BinOp) + NAMED + NUMBER):
                 target = node.targets[0]
             name = dotted_name(target) if target is not None else None
             if not name:
