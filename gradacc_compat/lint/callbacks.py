@@ -18,14 +18,19 @@ from gradacc_compat.lint.exprs import GRADIENT_CALLS
 __all__ = ["applied_beside_fit", "skipped_by_returning"]
 
 
-def applied_beside_fit(index, report):
+def _callbacks(index):
+    """``(class, batch hooks)`` of the file's Keras callbacks, unless a
+    model of the file steps its own way (a ``train_step``)."""
     if any(getattr(f, "name", None) == "train_step" for f in index.functions):
-        return  # (a model of the file steps its own way)
+        return
     for cls in (c for c in index.nodes if isinstance(c, ast.ClassDef)):
-        if not any((dotted_name(b) or "").endswith("Callback") for b in cls.bases):
-            continue
-        hooks = [f for f in cls.body if isinstance(f, FUNCTIONS[:-1])
-                 and f.name.startswith("on_") and "batch" in f.name]
+        if any((dotted_name(b) or "").endswith("Callback") for b in cls.bases):
+            yield cls, [f for f in cls.body if isinstance(f, FUNCTIONS[:-1])
+                        and f.name.startswith("on_") and "batch" in f.name]
+
+
+def applied_beside_fit(index, report):
+    for cls, hooks in _callbacks(index):
         applies = [n for f in hooks for n in ast.walk(f) if isinstance(n, ast.Call)
                    and method(n) == "apply_gradients"
                    and (dotted_name(n.func) or "").startswith("self.model.")]
@@ -42,14 +47,9 @@ def applied_beside_fit(index, report):
 
 
 def skipped_by_returning(index, report):
-    if any(getattr(f, "name", None) == "train_step" for f in index.functions):
-        return
-    for cls in (c for c in index.nodes if isinstance(c, ast.ClassDef)):
-        if "accumulat" not in cls.name.lower() or not any(
-                (dotted_name(b) or "").endswith("Callback") for b in cls.bases):
+    for cls, hooks in _callbacks(index):
+        if "accumulat" not in cls.name.lower():
             continue
-        hooks = [f for f in cls.body if isinstance(f, FUNCTIONS[:-1])
-                 and f.name.startswith("on_") and "batch" in f.name]
         calls = [method(n) for n in ast.walk(cls) if isinstance(n, ast.Call)]
         if any(c in GRADIENT_CALLS + ("apply_gradients", "assign_add") for c in calls):
             continue  # (it sums or applies something of its own)

@@ -21,10 +21,13 @@ __all__ = ["divides", "divided_at_add", "in_update_hook", "lr_compensated",
 def divided_at_add(index, add):
     """The gradient ``add`` adds is divided on its way in (or weighted:
     ``g * self.accum_weight``, a fraction fed per micro-batch)."""
+    return index.memo(("divides", id(add)), lambda: _divided_at_add(index, add))
+
+
+def _divided_at_add(index, add):
     chain = index.sources(add.value, add.value)[1]
-    return index.memo(("divides", id(add)), lambda: any(
-        divides(index, e) and not _subtracted(index, e, chain) for e in chain)
-        or _divided_before(index, add) or _helper_divides(index, add) or _weighted(add.value))
+    return any(divides(index, e) and not _subtracted(index, e, chain) for e in chain) \
+        or _divided_before(index, add) or _helper_divides(index, add) or _weighted(add.value)
 
 
 def _subtracted(index, expr, chain):

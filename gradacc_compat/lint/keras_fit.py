@@ -33,9 +33,10 @@ def carried_by_fit(index, gated, report):
     if fits and step[2] is not None and all(
             divides_evenly(index, c, step[2], step[1]) for c in fits):
         return  # (each epoch a multiple of N batches, as the file says)
-    if step and step[2] is not None and _own_fit(step[1]) is not None:
+    own = _own_fit(step[1]) if step and step[2] is not None else None
+    if own is not None:
         # (a class with a fit of its own: its epochs' loop is in the file)
-        report(_own_fit(step[1]), "GAC110", step[0], "carried into the next epoch by the "
+        report(own, "GAC110", step[0], "carried into the next epoch by the "
                "class's own `fit`, unless every epoch's batches are a multiple of N (the "
                "last epoch's dropped)")
     elif fits:  # (the first fit of that model: one mistake, however many fits)

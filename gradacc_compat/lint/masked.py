@@ -163,11 +163,7 @@ def _undivided(index, report, node, branch):
 def _zeros(index, branch, call):
     """``lambda: tf.zeros_like(g)`` (or a tuple starting with it), or a def
     that returns only zeros (``return [tf.zeros_like(v) for v in vars]``)."""
-    function = branch_function(index, branch, call)
-    if function is None:
-        return False
-    returns = [function.body] if isinstance(function, ast.Lambda) else [
-        n.value for n in index.statements_of(function) if isinstance(n, ast.Return)]
+    returns = _returned_values(index, branch, call)
     for body in returns:
         if isinstance(body, ast.Tuple) and body.elts:
             body = body.elts[0]
@@ -180,13 +176,18 @@ def _zeros(index, branch, call):
 
 def _sums_read(index, branch, call):
     """The accumulators a branch returns what it reads of."""
+    return set(k for value in _returned_values(index, branch, call) if value is not None
+               for k in index.sources(value, value)[0] if k in index.accumulators)
+
+
+def _returned_values(index, branch, call):
+    """What the def or lambda of a ``tf.cond`` branch returns (``None`` for
+    a bare ``return``); ``[]`` when lint cannot find it."""
     function = branch_function(index, branch, call)
     if function is None:
-        return set()
-    returns = [function.body] if isinstance(function, ast.Lambda) else [
-        n.value for n in index.statements_of(function) if isinstance(n, ast.Return) and n.value]
-    return set(k for value in returns for k in index.sources(value, value)[0]
-               if k in index.accumulators)
+        return []
+    return [function.body] if isinstance(function, ast.Lambda) else [
+        n.value for n in index.statements_of(function) if isinstance(n, ast.Return)]
 
 
 def _name(index, node):

@@ -90,9 +90,10 @@ def _raw_applies(index, report):
                 if not _returned_before(index, a, apply) and (a.key in consumed or gradients & set(
                     id(e) for e in index.sources(a.value, a.value)[1]))]
         # (another model's own step beside the sums: ``zip(v_grads, v_model.variables)``)
-        theirs = set(_variables(b) for b in index.applies if b.keys & set(a.key for a in adds))
-        if adds and not (_variables(apply) and theirs and None not in theirs
-                         and _variables(apply) not in theirs):
+        theirs = set(_variables(b) for b in index.applies
+                     if b.keys & set(a.key for a in adds)) if adds else set()
+        mine = _variables(apply)
+        if adds and not (mine and theirs and None not in theirs and mine not in theirs):
             report(apply.node, "GAC102", label(adds[0]), "")
 
 

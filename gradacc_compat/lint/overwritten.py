@@ -25,9 +25,7 @@ __all__ = ["added_after_loop", "restarted_each_pass", "zeroed_past_gate"]
 
 
 def added_after_loop(index, report, add, reported):
-    statement = add.node
-    while statement is not None and not isinstance(statement, ast.stmt):
-        statement = index.parents.get(statement)
+    statement = _statement(index, add.node)
     read = set(n.id for n in ast.walk(statement) if isinstance(n, ast.Name)) \
         if statement is not None else set()
     for expr in index.sources(add.value, add.value)[1]:
