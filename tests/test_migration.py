@@ -89,6 +89,21 @@ def _data(n=32):
     return rng.normal(size=(n, 6)).astype("float32"), rng.normal(size=(n, 2)).astype("float32")
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_the_weights_a_model_factory_sets_are_the_ones_recorded(tmpdir, mode):
+    """TF1 graph mode: the factory's set_weights runs in the record's session
+    (Keras finds it as the default one); the record must not initialize those
+    variables again (it did: two records of one factory started apart)."""
+    path = str(tmpdir.join("run.npz"))
+    trace = migration.record(path, model=_make_model, batch=_data(), mode=mode,
+                             optimizer=lambda: _keras().optimizers.Adam(0.05), effective_steps=1)
+    again = migration.record(path, model=_make_model, batch=_data(), mode=mode,
+                             optimizer=lambda: _keras().optimizers.Adam(0.05), effective_steps=1)
+    for i, expected in enumerate(_make_model().get_weights()):
+        np.testing.assert_array_equal(trace.arrays["init.%d" % i], expected)
+    assert trace.arrays["loss.0"][0] == again.arrays["loss.0"][0]
+
+
 @pytest.mark.parametrize("recorded_steps, replayed_steps", [(1, 4), (4, 1), (4, 2)])
 def test_record_then_replay_with_other_accumulation_agrees(tmpdir, recorded_steps,
                                                            replayed_steps):

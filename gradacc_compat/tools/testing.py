@@ -186,11 +186,16 @@ class Runner(object):
         return [self.value(x) for x in xs]
 
     def initialize(self):
-        """Graph mode: initialize the variables created since the last call."""
+        """Graph mode: initialize the variables created since the last call,
+        except those already given a value in this session (a model factory's
+        ``set_weights`` runs in it: Keras finds it as the default session)."""
         if self.mode != "graph":
             return
         fresh = [v for v in tf.compat.v1.global_variables() if id(v) not in self._initialized]
-        self.session.run(tf.compat.v1.variables_initializer(fresh))
+        if fresh:
+            ready = self.session.run([tf.compat.v1.is_variable_initialized(v) for v in fresh])
+            self.session.run(tf.compat.v1.variables_initializer(
+                [v for v, done in zip(fresh, ready) if not done]))
         self._initialized.update(id(v) for v in fresh)
 
 
