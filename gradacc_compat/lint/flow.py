@@ -307,9 +307,8 @@ class Index(Scopes, Accumulates):
             found.extend(pair for pair in before if pair[1].lineno >= start and reaching(pair)
                          and (pair[1] is last or self.exclusive(pair[1], last))
                          and not self.exclusive(pair[1], at))
-            found.extend(returned(self, name, pair[1]) for pair in list(found)
-                         if isinstance(pair[1], ast.Assign))
-            found = [pair for pair in found if pair is not None]
+            found.extend(value for pair in list(found) if isinstance(pair[1], ast.Assign)
+                         for value in returned(self, name, pair[1]))
             found.extend(self._around_if(name, last, found, around))
         if loop_pair is not None and (last is None or any(
                 isinstance(up, ast.If) for up in self.ancestors_to(last, loop))):

@@ -23,6 +23,7 @@ _SUMS = ("reduce_sum", "matmul")  # (a matmul of weights and values: a weighted 
 _PER_EXAMPLE = ("ctc_loss", "l2_loss")
 #: Mixed precision's loss scaling: the loss goes on to the gradient.
 _LOSS_SCALES = ("get_scaled_loss", "scale_loss")
+NUMBER_ONE = ast.parse("1").body[0].value
 
 
 def scaled(index, add, by_n=False):
@@ -74,7 +75,8 @@ def _scaled_in(index, scope, by_n):
     logged |= set(dotted_name(n.target) for n in nodes
                   if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add))
     for node in nodes:
-        test = (lambda e: divides_by_n(e, n_names(index))) if by_n else is_scaling
+        test = (lambda e: divides_by_n(e, n_names(index))) if by_n else (
+            lambda e: is_scaling(e) and not _micro_batch_mean(index, e))
         if isinstance(node, ast.Assign) and not any(  # (``avg = epoch_loss / n``: a report)
                 dotted_name(n) in logged for n in ast.walk(node.value)) \
                 and _scaled_value(index, node.value, node, test, 0) and any(
@@ -93,6 +95,41 @@ def _scaled_in(index, scope, by_n):
                         for n in ast.walk(kw.value)) or _slice_of_step(index, node)):
                     return True
     return False
+
+
+def _micro_batch_mean(index, quotient):
+    """``x / flags.batch_size``, ``x / num_replicas``: a divisor made only
+    of batch sizes and replica counts the file never builds from N (nor
+    from a product) is the micro-batch's own mean, not a scaling by 1/N."""
+    divisor = quotient.right if isinstance(quotient, ast.BinOp) else None
+    leaves = set(name.split(".")[-1].lower() for name in _outer_names(divisor)) \
+        if divisor else set()
+    if not leaves or not all("batch_size" in w or "replicas" in w for w in leaves) \
+            or any(isinstance(n, ast.BinOp) for n in ast.walk(divisor)):
+        return False
+    built = index.memo(("batch sizes built from N",), lambda: _built_from_n(index))
+    return not leaves & built
+
+
+def _outer_names(node):
+    """The dotted names ``node`` reads, whole (``self.flags.batch_size``,
+    not also ``self.flags``)."""
+    if isinstance(node, (ast.Name, ast.Attribute)) and dotted_name(node):
+        return [dotted_name(node)]
+    return [name for child in ast.iter_child_nodes(node) for name in _outer_names(child)]
+
+
+def _built_from_n(index):
+    """The names (last parts) the file binds to a product or to a value
+    named like N (``global_batch = batch_size * accum_steps``); not to a
+    quotient (``batch_size / num_replicas``: a replica's share)."""
+    def from_n(value):
+        return any(isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult)
+                   or isinstance(e, (ast.Name, ast.Attribute)) and divides_by_n(
+                       ast.BinOp(left=NUMBER_ONE, op=ast.Div(), right=e))
+                   for e in ast.walk(value))
+    return frozenset((dotted_name(t) or "").split(".")[-1].lower() for n in index.assigns
+                     if isinstance(n, ast.Assign) and from_n(n.value) for t in n.targets)
 
 
 def _slice_of_step(index, node):

@@ -123,10 +123,10 @@ def _ends_in_return(body):
 
 
 def _clip(index, report, add, reported):
-    """GAC106, once per accumulation: the clip nearest to it (a helper's
-    call, not also the clip inside the helper it returns from)."""
-    for expr in index.sources(add.value, add.value)[1] + _attributes_set_before(index, add) \
-            + _helper_methods(index, add):
+    """GAC106, once per accumulation: the clip nearest to it, up to three
+    helpers' returns away (not also the clip in a helper it returns from)."""
+    for expr in index.sources(add.value, add.value, depth=6)[1] \
+            + _attributes_set_before(index, add) + _helper_methods(index, add):
         for node in ast.walk(expr):
             if isinstance(node, ast.Call) and "clip" in (method(node) or ""):
                 if ("GAC106", node.lineno) not in reported:
