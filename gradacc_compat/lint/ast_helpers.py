@@ -6,8 +6,8 @@ import ast
 import sys
 
 __all__ = ["FUNCTIONS", "NUMBER", "block_of", "call_name", "dotted_name", "last", "last_line",
-           "method", "names_in", "parameter_names", "self_named", "string_of", "targets",
-           "update_hooks", "walk", "with_contexts"]
+           "method", "names_in", "parameter_names", "same_arm", "self_named", "string_of",
+           "targets", "update_hooks", "walk", "with_contexts"]
 
 _STRINGS = (str, type(u""))  # (Python 2: a unicode literal too)
 
@@ -164,3 +164,11 @@ def block_of(parent, statement):
         if isinstance(block, list) and any(s is statement for s in block):
             return block
     return None
+
+
+def same_arm(branch, one, other):
+    """``one`` and ``other`` are in the same arm of the ``if`` ``branch``."""
+    if branch is None:
+        return False
+    inside = lambda node, arm: any(n is node for s in arm for n in ast.walk(s))
+    return any(inside(one, arm) and inside(other, arm) for arm in (branch.body, branch.orelse))

@@ -13,7 +13,8 @@ import ast
 from gradacc_compat.lint import parameters, session_runs
 from gradacc_compat.lint.accumulates import HELPER_READS, Accumulate, Accumulates
 from gradacc_compat.lint.apply_calls import is_apply
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
+from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, method, parameter_names,
+                                             same_arm)
 from gradacc_compat.lint.exprs import GRADIENT_CALLS, loads
 from gradacc_compat.lint.returns import returned
 from gradacc_compat.lint.scopes import LOOPS, Scopes
@@ -240,10 +241,13 @@ class Index(Scopes, Accumulates):
 
     def made_each_pass(self, loop, key, before):
         """The sums ``key`` are made anew as zeros in every pass of
-        ``loop`` (not under an ``if`` of it), before ``before``: nothing
+        ``loop`` that runs ``before``, ahead of it (not under an ``if`` of
+        the loop, or in the arm of one that also holds ``before``): nothing
         outlives the pass."""
+        around = dict((id(up), up) for up in self.ancestors(before))
         return any(any(method(c) in ("zeros_like", "zeros") for c in ast.walk(n.value))
-                   and not any(isinstance(up, ast.If) for up in self.ancestors_to(n, loop))
+                   and not any(isinstance(up, ast.If) and not same_arm(
+                       around.get(id(up)), n, before) for up in self.ancestors_to(n, loop))
                    for n in self.bound_in_pass(loop, key, before, None))
 
     def ancestors_to(self, node, top):

@@ -193,10 +193,23 @@ def summed(index, add):
     the examples: ``tf.reduce_sum`` terms (or a loss per example left
     unreduced, ``tf.nn.ctc_loss(...)``) added, subtracted or multiplied by
     numbers, with no division anywhere (``reduce_sum(x) / batch`` is a mean)."""
-    calls = [n for e in index.sources(add.value, add.value)[1] for n in ast.walk(e)
+    chain = index.sources(add.value, add.value)[1]
+    calls = [n for e in chain + _attribute_values(index, add, chain) for n in ast.walk(e)
              if isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS and n.args]
     return bool(calls) and all(index.memo(("summed", id(c)), lambda c=c: _sum_of_examples(
         index, c.args[0], c, 3)) for c in calls)
+
+
+def _attribute_values(index, add, chain):
+    """What the accumulating class assigns to the ``self.`` attributes the
+    sums' sources read (``self.grads_and_vars = opt.compute_gradients(...)``
+    in ``__init__``, read by the adds built beside it)."""
+    owner = index.class_of(add.function) if add.function is not None else None
+    read = set(dotted_name(n) for e in chain for n in ast.walk(e)
+               if isinstance(n, ast.Attribute) and (dotted_name(n) or "").startswith("self."))
+    return [n.value for n in index.assigns if owner is not None and read
+            and isinstance(n, ast.Assign) and index.class_of(n) is owner
+            and any(dotted_name(t) in read for t in n.targets)]
 
 
 def _sum_of_examples(index, expr, at, depth):

@@ -3,9 +3,7 @@ extra apply at the first micro-batch (``i == 0 or ...``, ``step % N == 0``
 with ``step`` from 0), cycles of N - 1 or N + 1 (a counter started at 1 and
 advanced before the test, or at 0 and after it) -- found on the file's
 dataflow (``flow.Index``), at the apply or at each call that decides it.
-
-Standard library only: ``lint`` runs without TensorFlow.
-"""
+Standard library only: ``lint`` runs without TensorFlow."""
 from __future__ import absolute_import, division, print_function
 
 import ast
@@ -15,6 +13,7 @@ from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, para
 from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_name,
                                        first_value, increment, number, reads_modulo)
 from gradacc_compat.lint.flags import BARE_CALL, switched_off
+from gradacc_compat.lint.outside import outside_calls
 
 __all__ = ["Irregular"]
 
@@ -98,8 +97,9 @@ class Irregular(object):
         return found
 
     def _calls_of(self, function):
-        calls = list(self.index.callers(function)) + self.index.handed_to(function)
-        cond = self.index.branch_call(function)
+        index = self.index
+        calls = index.callers(function) + index.handed_to(function) + outside_calls(index, function)
+        cond = index.branch_call(function)
         return calls + [cond] if cond is not None and all(c is not cond for c in calls) else calls
 
     def _local_tests(self, node):

@@ -12,6 +12,7 @@ from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, fetched_in_
                                               parameter_names, string_of)
 from gradacc_compat.lint.exprs import CONDS
 from gradacc_compat.lint.flags import BARE_CALL, switched_off
+from gradacc_compat.lint.outside import outside_calls
 
 __all__ = ["Scopes", "LOOPS", "RUNS"]
 
@@ -299,8 +300,9 @@ class Scopes(object):
         found = []
         child = node
         for up in self.ancestors(node):
-            if isinstance(up, (ast.If, ast.IfExp, ast.While)) and child is not up.test:
-                found.append(("if", up.test))
+            if isinstance(up, (ast.If, ast.IfExp, ast.While)) and child is not up.test \
+                    and "__name__" not in (dotted_name(getattr(up.test, "left", None)) or ""):
+                found.append(("if", up.test))  # (not ``if __name__ == "__main__"``)
             if isinstance(up, FUNCTIONS):
                 if id(up) in seen:
                     return found
@@ -310,8 +312,8 @@ class Scopes(object):
                     found.append(("cond", cond.args[0] if cond.args else cond))
                     found += self.guards(cond, seen)
                     return found
-                callers = [c for c in self.callers(up) + self.handed_to(up)
-                           if not switched_off(self.ancestors, node, up, c)]
+                callers = self.callers(up) + self.handed_to(up) + outside_calls(self, up)
+                callers = [c for c in callers if not switched_off(self.ancestors, node, up, c)]
                 for call in callers[:3]:
                     outer = self.guards(call, seen)
                     if outer:
