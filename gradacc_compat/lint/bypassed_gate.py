@@ -4,7 +4,11 @@ a slot, as tensor2tensor's ``MultistepAdamOptimizer._apply_cond`` does),
 routes some update hooks through that gate (``_apply_sparse``) and
 overrides another to apply directly (``_resource_apply_dense`` returning
 ``training_ops.resource_apply_adam(...)``): that hook applies on every
-micro-batch, and its variables never see the accumulated sum.
+micro-batch, and its variables never see the accumulated sum. Also a
+function handed to ``tf.cond`` as the branch that applies, and called
+directly as well, unguarded, where the sums are added
+(``with tf.control_dependencies([apply_grads()])``): it applies on every
+micro-batch.
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -12,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
+from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import dotted_name, method
 
 __all__ = ["bypassed_gates"]
@@ -21,6 +26,7 @@ _HOOKS = ("_apply_dense", "_resource_apply_dense", "_apply_sparse", "_resource_a
 
 
 def bypassed_gates(index, report):
+    _branch_also_called(index, report)
     for cls in (c for c in index.nodes if isinstance(c, ast.ClassDef)):
         methods = dict((f.name, f) for f in cls.body if isinstance(f, ast.FunctionDef))
         gates = dict((f.name, _added(f)) for f in methods.values() if f.name not in _HOOKS
@@ -57,3 +63,17 @@ def _calls(function, names):
     """``function`` calls (or hands on) ``self.<name>`` for one of ``names``."""
     return any(isinstance(n, ast.Attribute) and dotted_name(n.value) == "self"
                and n.attr in names for n in ast.walk(function))
+
+
+def _branch_also_called(index, report):
+    """GAC102 at the direct call of a ``tf.cond`` branch that applies."""
+    for apply in index.applies:
+        function = index.function_of(apply.node)
+        cond = index.branch_call(function) if isinstance(function, ast.FunctionDef) else None
+        holder = index.function_of(cond) if cond is not None else None
+        adds = [a for a in index.accumulates if holder is not None and a.function is holder]
+        direct = [c for c in index.callers(function) if index.function_of(c) is holder
+                  and c is not cond and not index.locally_guarded(c)] if adds else []
+        if direct:
+            report(direct[0], "GAC102", label(adds[0]), ": `%s`, the branch `tf.cond` runs "
+                   "when a cycle ends, is also called directly" % function.name)

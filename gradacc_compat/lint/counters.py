@@ -44,8 +44,9 @@ def own_iterations(index, report):
                         and dotted_name(n.func.value) != "self.iterations" and n.args
                         and any(dotted_name(m) == "self.iterations" for m in ast.walk(n.args[0])))
                     for n in ast.walk(cls))
-        if not calls or hands or _advances_own(cls, ("assign_add",)):
-            continue
+        if not calls or hands or _advances_own(cls, ("assign_add",)) or all(
+                index.branch_call(index.function_of(c)) is not None for c in calls):
+            continue  # (a parent's update run only as a cycle's branch counts cycles)
         tests = [node for node, parts in ((n, mod_parts(n)) for n in ast.walk(cls))
                  if parts and _reads_iterations(parts[0])
                  and divides_by_n(ast.BinOp(left=parts[0], op=ast.Div(), right=parts[1]))]

@@ -2,9 +2,7 @@
 accumulation: clipping (GAC106), step counters (GAC107, in ``counters``), reductions across
 replicas or workers (GAC104), an apply of the micro-batch's own gradients
 (GAC102); a running mean of gradients already divided by N (GAC108) is in
-``double_means``.
-
-Standard library only: ``lint`` runs without TensorFlow.
+``double_means``. Standard library only: ``lint`` runs without TensorFlow.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -13,7 +11,7 @@ import ast
 from gradacc_compat.lint import (accumulating_compute, branches, bypassed_gate, callbacks,
                                  counters, discarded, double_means, epochs, exhausted, fed,
                                  first_update, graph_order, keras_updates, masked, overwritten,
-                                 prebuilt, session_loops, trained_losses, unused_flags)
+                                 prebuilt, session_loops, trained_losses, unrun_adds, unused_flags)
 from gradacc_compat.lint.accumulates import HELPER_ADDS, label
 from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
 from gradacc_compat.lint.scopes import RUNS
@@ -51,6 +49,7 @@ def check_module(index, report):
     callbacks.skipped_by_returning(index, report)
     discarded.thrown_away_means(index, report)
     unused_flags.never_read(index, report)
+    unrun_adds.never_run(index, report)
     exhausted.ran_out(index, report)
     first_update.applied_alone(index, report)
     graph_order.unordered_tests(index, report)
