@@ -219,6 +219,17 @@ class Accumulates(object):
                         found.append(Accumulate(key, item, function, added))
         return found
 
+    def _kept_for_sum(self, call, key, applies):
+        """``self.grads_list.append(new_grads)``, unguarded in a method of
+        its own (``update_grads_list``), a gradient by its name, that another
+        method of the class applies as a sum over the list's elements."""
+        if key[0] != "self" or "grad" not in (dotted_name(call.args[0]) or "").lower() \
+                or self.locally_guarded(call):
+            return False
+        function = self.function_of(call)
+        return any(key in a.keys and a.function is not function and _sum_of_list(a)
+                   and self.class_of(a.function) is self.class_of(function) for a in applies)
+
     def _appended(self, applies):
         """``grads_list.append(grads)`` in a loop whose apply, in the same
         loop (or in a function called or run by ``strategy.run`` there),
@@ -229,6 +240,8 @@ class Accumulates(object):
         for call in (c for c in self.calls if method(c) == "append" and len(c.args) == 1
                      and isinstance(c.func, ast.Attribute)):
             loop, key = self.loop_of(call), self.key(call.func.value)
+            if loop is None and key is not None and self._kept_for_sum(call, key, applies):
+                found.append(Accumulate(key, call, self.function_of(call), call.args[0]))
             if loop is None or key is None or not parameters.differentiated(self, call.args[0]):
                 continue
             if any(key in a.keys and loop in [self.loop_of(n) for n in [a.node] + (
@@ -245,6 +258,14 @@ class Accumulates(object):
                     and parameters.differentiated(self, node.value):
                 found.append(Accumulate(key, node, self.function_of(node), node.value))
         return found
+
+
+def _sum_of_list(apply):
+    """The apply's gradients are a sum over a list's elements: ``[sum(g)
+    for g in zip(*self.grads_list)]``, ``tf.add_n``, ``reduce_sum``/
+    ``reduce_mean`` of a stack."""
+    return any(method(e) in ("sum", "add_n", "reduce_sum", "reduce_mean", "mean")
+               for c in apply.chain for e in ast.walk(c) if isinstance(e, ast.Call))
 
 
 def _handed(call):

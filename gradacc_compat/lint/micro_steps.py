@@ -242,8 +242,8 @@ def _reduce(index, report, add, reported):
                 if scope is not None and all(scope is not s for s in scopes):
                     scopes.append(scope)
     for scope in scopes:
-        for node, what in index.memo(("reductions", id(scope)),
-                                     lambda: _reductions(index, scope)):
+        for node, what in index.memo(("reductions", id(scope), add.key),
+                                     lambda: _reductions(index, scope, add.key)):
             if ("GAC104", node.lineno) not in reported:
                 reported.add(("GAC104", node.lineno))
                 report(node, "GAC104", what)
@@ -314,10 +314,10 @@ def _barrier(node):
         for a in node.args for n in loads(a))
 
 
-def _reductions(index, scope):
+def _reductions(index, scope, key):
     """``[(node, what)]``: the unconditional reductions of gradients in
-    ``scope`` (not of a loss), Horovod's tape, and compute_gradients of a
-    ``hvd.DistributedOptimizer``."""
+    ``scope`` (not of a loss, nor of the sums ``key``), Horovod's tape, and
+    compute_gradients of a ``hvd.DistributedOptimizer``."""
     horovod = index.memo("horovod optimizers", lambda: _horovod_optimizers(index))
     found = []
     for node in index.statements_of(scope):
@@ -329,7 +329,7 @@ def _reductions(index, scope):
             words = " ".join(dotted_name(n) or string_of(n) or "" for a in node.args
                              for n in ast.walk(a))  # (``results["loss"]`` is a loss too)
             if "loss" not in words.lower() and not _barrier(node) and (not any(
-                    index.sources(a, node)[0] & index.accumulators for a in node.args)
+                    key in index.sources(a, node)[0] for a in node.args)
                     or _adds_without_apply(index, scope)):
                 # (a reduction of the sums runs once per cycle; not in an op
                 # that adds a micro-batch and applies nothing)

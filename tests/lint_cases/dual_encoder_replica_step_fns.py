@@ -2,7 +2,9 @@
 # (public, repository unknown): one loop runs N micro-batches through
 # ``strategy.run(step_fn)``, where ``step_fn`` is a parameter its callers
 # bind to one of two methods (``self.a if flag else self.b``); each method
-# all-reduces its gradients, so every micro-batch is all-reduced. The
+# all-reduces its gradients, so every micro-batch is all-reduced, also the
+# one whose gradients a gradient cache first sums over the batch's four
+# chunks in a tf.while_loop (sums of its own, one micro-step's). The
 # reduction of the loss, ``results["loss"]``, is only a figure to log.
 import tensorflow as tf
 
@@ -42,8 +44,16 @@ class Trainer(object):
 
     @tf.function
     def cached_step_fn(self, batch):
-        with tf.GradientTape() as tape:
-            loss = self.model(batch, training=True)
-        grads = tape.gradient(loss, self.model.trainable_variables)
+        variables = self.model.trainable_variables
+        chunks = tf.stack(tf.split(batch, 4))
+
+        def body(i, sums):
+            with tf.GradientTape() as tape:
+                part = self.model(chunks[i], training=True) / 4.0
+            return i + 1, [s + g for s, g in zip(sums, tape.gradient(part, variables))]
+
+        _, grads = tf.while_loop(lambda i, _: i < 4, body,
+                                 [0, [tf.zeros_like(v) for v in variables]])
+        loss = self.model(batch)
         ctx = tf.distribute.get_replica_context()
         return {"loss": loss, "grads": ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)}  # <- GAC104
