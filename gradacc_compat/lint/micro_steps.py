@@ -1,18 +1,20 @@
 """``lint``'s checks of what runs on every micro-step beside the
-accumulation: clipping (GAC106), step counters (GAC107, in ``counters``), reductions across
-replicas or workers (GAC104), an apply of the micro-batch's own gradients
-(GAC102); a running mean of gradients already divided by N (GAC108) is in
-``double_means``. Standard library only: ``lint`` runs without TensorFlow.
+accumulation: clipping (GAC106, in ``clips``), step counters (GAC107, in
+``counters``), reductions across replicas or workers (GAC104), an apply of
+the micro-batch's own gradients (GAC102); a running mean of gradients
+already divided by N (GAC108) is in ``double_means``.
+
+Standard library only: ``lint`` runs without TensorFlow.
 """
 from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint import (accumulating_compute, branches, bypassed_gate, callbacks,
+from gradacc_compat.lint import (accumulating_compute, branches, bypassed_gate, callbacks, clips,
                                  counters, discarded, double_means, epochs, exhausted, fed,
                                  first_update, graph_order, keras_updates, masked, overwritten,
                                  prebuilt, session_loops, trained_losses, unrun_adds, unused_flags)
-from gradacc_compat.lint.accumulates import HELPER_ADDS, label
+from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
 from gradacc_compat.lint.scopes import RUNS
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, loads, no_accumulation,
@@ -63,7 +65,7 @@ def check_module(index, report):
 def check_accumulate(index, report, add, reported):
     """The checks of what runs beside the accumulate ``add``; ``reported``
     holds ``(code, line)`` already said."""
-    _clip(index, report, add, reported)
+    clips.clipped_each(index, report, add, reported)
     counters.step_counter(index, report, add, reported)
     _reduce(index, report, add, reported)
     overwritten.added_after_loop(index, report, add, reported)
@@ -119,44 +121,6 @@ def _ends_in_return(body):
     while isinstance(last, ast.With) and last.body:
         last = last.body[-1]
     return isinstance(last, (ast.Return, ast.Raise))
-
-
-def _clip(index, report, add, reported):
-    """GAC106, once per accumulation: the clip nearest to it, up to three
-    helpers' returns away (not also the clip in a helper it returns from)."""
-    for expr in index.sources(add.value, add.value, depth=6)[1] \
-            + _attributes_set_before(index, add) + _helper_methods(index, add):
-        for node in ast.walk(expr):
-            if isinstance(node, ast.Call) and "clip" in (method(node) or ""):
-                if ("GAC106", node.lineno) not in reported:
-                    reported.add(("GAC106", node.lineno))
-                    report(node, "GAC106", dotted_name(node.func),
-                           "the accumulation into `%s`" % label(add))
-                return
-
-
-def _helper_methods(index, add):
-    """The one method of the file's classes that ``acc.accumulate(grads)``
-    (a helper's add) can call: what it does to the gradients (a clip)
-    happens to each micro-batch."""
-    name = method(add.node) if isinstance(add.node, ast.Call) else None
-    if name not in HELPER_ADDS or not isinstance(add.node.func, ast.Attribute):
-        return []
-    found = [f for f in index.functions if getattr(f, "name", None) == name
-             and index.class_of(f) is not None]
-    return found if len(found) == 1 else []
-
-
-def _attributes_set_before(index, add):
-    """The values given, earlier in the accumulating function, to the
-    ``self.`` attributes its gradient comes by (``self._gradients = [(clip(g),
-    v) ...]`` then ``acc.assign_add(gv[0]) for gv in self._gradients``)."""
-    read = set(dotted_name(n) for e in index.sources(add.value, add.value)[1]
-               for n in loads(e, settings=False) if isinstance(n, ast.Attribute))
-    return [n.value for n in index.statements_of(add.function)
-            if isinstance(n, ast.Assign) and n.lineno < add.node.lineno
-            and any((dotted_name(t) or "").startswith("self.") and dotted_name(t) in read
-                    for t in n.targets)] if add.function is not None else []
 
 
 def _aggregated(index, report, add, reported):
