@@ -10,12 +10,12 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import (applies_counted, divisions, exhausted, flow, gates, losses,
-                                 masked, micro_steps, parameters, replicas, schedule,
-                                 session_runs)
+                                 masked, micro_steps, parameters, plain_steps, replicas,
+                                 schedule, session_runs)
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
-from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, mod_parts,
-                                       n_names, no_accumulation, number, reads_modulo)
+from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, n_names,
+                                       no_accumulation, reads_modulo)
 
 __all__ = ["check"]
 
@@ -49,10 +49,10 @@ class _Checks(object):
         for apply in index.applies:
             keys = apply.keys & index.accumulators
             handed = id(apply.function) in helpers and _reads_parameter(apply)
-            if not keys or handed or micro_steps.single_step_path(index, apply.node) \
-                    or _every_one(index, apply):
-                continue  # (``else:`` of ``if accum_steps > 1``: the plain step)
             adds = [a for a in index.accumulates if a.key in keys]
+            if not keys or handed or micro_steps.single_step_path(index, apply.node) \
+                    or plain_steps.plain_step(index, apply, adds):
+                continue  # (``else:`` of ``if accum_steps > 1``: the plain step)
             if self._in_variables_loop(apply, adds):
                 continue
             self._division(apply, keys, adds)
@@ -308,19 +308,6 @@ class _Checks(object):
 
 
 _PER_VARIABLE = ("grad", "accum", "var", "weight", "param", "slot", "sum")
-
-
-def _every_one(index, apply):
-    """The apply's cycle test is ``x % N == 0`` with N bound once, to 1
-    (``update_every = 1``): every micro-batch is a whole cycle, nothing is
-    accumulated to divide or to time."""
-    for _, test in index.guards(apply.node):
-        for part in (mod_parts(n) for n in ast.walk(test)):
-            values = index.values_of(part[1].id, test) if part and isinstance(
-                part[1], ast.Name) else []
-            if len(values) == 1 and number(values[0][0]) == 1:
-                return True
-    return False
 
 
 def _reads_parameter(apply):

@@ -40,6 +40,7 @@ def check_module(index, report):
     session_loops.partial_cycles(index, report)
     session_loops.short_cycles(index, report)
     session_loops.counted_with_adds(index, report)
+    session_loops.applied_every_batch(index, report)
     masked.masked_sums(index, report)
     masked.zero_updates(index, report)
     keras_updates.get_updates(index, report)

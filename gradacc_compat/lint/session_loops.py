@@ -6,7 +6,9 @@ one (or carried into it) instead of applied. And GAC109: ``for _ in
 range(N - 1): sess.run(accum_ops)`` and then a run of an apply op that
 adds nothing: the batch that run reads is not in the sums. And GAC107: a
 run that fetches the accumulation op with an op that advances
-``global_step``, every micro-step.
+``global_step``, every micro-step. And GAC102: a loop pass that runs the
+adding op and then the apply op, neither under a test (ops another module
+builds: ``sess.run(model.cum_grad_ops)``, ``sess.run(model.apply_grad_ops)``).
 
 Standard library only: ``lint`` runs without TensorFlow.
 """
@@ -21,7 +23,7 @@ from gradacc_compat.lint.exprs import increment, number
 from gradacc_compat.lint.scopes import LOOPS
 from gradacc_compat.lint.session_runs import UPDATES, fetched, is_session_run, runs_of
 
-__all__ = ["counted_with_adds", "partial_cycles", "short_cycles"]
+__all__ = ["applied_every_batch", "counted_with_adds", "partial_cycles", "short_cycles"]
 
 _APPLY_WORDS = ("train", "apply", "update", "optim", "step")
 
@@ -57,7 +59,23 @@ def _adds(run):
 
 
 def _adding(word):
-    return "accum" in word or "collect" in word
+    return "accum" in word or "collect" in word or word.startswith("cum")
+
+
+def applied_every_batch(index, report):
+    """GAC102 at the apply op's run, for ops no apply of the file builds."""
+    built = set(id(r) for a in index.applies for r in runs_of(index, a.node))
+    for loop in (n for n in index.nodes if isinstance(n, LOOPS)):
+        runs = [n for n in index.statements_of(loop) if is_session_run(n)
+                and index.loop_of(n) is loop and not any(
+                    isinstance(up, ast.If) for up in index.ancestors_to(n, loop))]
+        adds = [r for r in runs if _adds(r) and not _applies(r)]
+        applies = [r for r in runs if _applies(r) and not _adds(r) and id(r) not in built
+                   and adds and r.lineno > adds[0].lineno]
+        if applies:
+            name = [w for w in fetched(adds[0]) if _adding(w)][0]
+            report(applies[0], "GAC102", name, ": the loop runs the adding op and the apply "
+                   "op on every pass")
 
 
 def _zeroes_first(index, function, loop):
