@@ -55,7 +55,8 @@ class _Checks(object):
                 continue  # (``else:`` of ``if accum_steps > 1``: the plain step)
             if self._in_variables_loop(apply, adds):
                 continue
-            self._division(apply, keys, adds)
+            if plain_steps.cycle_of_one(index, apply) is None:
+                self._division(apply, keys, adds)
             self._schedule(apply, adds)
             self._dropped_cycle(apply, keys, adds, reported)
             checked.update(id(a) for a in adds)

@@ -2,7 +2,8 @@
 ``hand_rolled`` leaves alone:
 
 * the cycle test is ``x % N == 0`` with N bound once, to 1
-  (``update_every = 1``): every micro-batch is a whole cycle;
+  (``update_every = 1``): every micro-batch is a whole cycle (unless the
+  test also skips ``x == 0``);
 * the sums are bound anew, unconditionally, to the step's own gradients in
   the function that applies them, and what is added to them there is no
   micro-batch's gradient but other terms of the same step
@@ -15,10 +16,10 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import method
+from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import GRADIENT_CALLS, mod_parts, number
 
-__all__ = ["plain_step"]
+__all__ = ["cycle_of_one", "plain_step"]
 
 #: Calls that make sums to fill, not a step's gradients.
 _MADE = ("Variable", "get_variable", "zeros", "zeros_like", "add_weight", "add_slot",
@@ -31,13 +32,29 @@ def plain_step(index, apply, adds):
 
 
 def _every_one(index, apply):
+    counter = cycle_of_one(index, apply)
+    return counter is not None and not _skips_zero(
+        [test for _, test in index.guards(apply.node)], counter)
+
+
+def cycle_of_one(index, apply):
+    """The counter of the apply's ``x % N == 0`` test with N bound once, to
+    1 (nothing to divide: a cycle holds one micro-batch), else None."""
     for _, test in index.guards(apply.node):
         for part in (mod_parts(n) for n in ast.walk(test)):
             values = index.values_of(part[1].id, test) if part and isinstance(
                 part[1], ast.Name) else []
             if len(values) == 1 and number(values[0][0]) == 1:
-                return True
-    return False
+                return part[0]
+    return None
+
+
+def _skips_zero(tests, counter):
+    """``and count != 0`` beside ``count % 1 == 0``: the first apply comes
+    after two micro-batches, every later one after one (GAC109 decides)."""
+    return any(isinstance(n, ast.Compare) and dotted_name(n.left) == dotted_name(counter)
+               and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Gt, ast.NotEq))
+               and number(n.comparators[0]) == 0 for t in tests for n in ast.walk(t))
 
 
 def _terms_of_one_step(index, apply, add):

@@ -138,7 +138,10 @@ def _restarts(index, counter, loop, outer):
 
 def short_cycles(index, report):
     for apply in index.applies:
-        if not apply.keys & index.accumulators or _after_adds(index, apply.node):
+        if not apply.keys & index.accumulators:
+            continue
+        if _after_adds(index, apply.node):
+            _long_cycles(index, report, apply)
             continue
         for run in runs_of(index, apply.node):
             statement = next(up for up in [run] + list(index.ancestors(run))
@@ -150,6 +153,34 @@ def short_cycles(index, report):
                     and not _adds(run):
                 report(run, "GAC109", "the apply op runs after N - 1 runs of the accumulation "
                        "and adds nothing itself: the batch its run reads is not in the sums")
+
+
+def _long_cycles(index, report, apply):
+    """GAC109: the apply op adds its own batch first (built under the adds'
+    control dependencies) and runs after a loop of runs that add, over
+    anything but ``range(N - 1)``: a cycle holds one micro-batch more than
+    the loop's (found by the op's name, ``graph["apply_op"]`` too)."""
+    statement = next((up for up in [apply.node] + list(index.ancestors(apply.node))
+                      if isinstance(up, ast.stmt)), None)
+    name = dotted_name(statement.targets[0]) if isinstance(statement, ast.Assign) \
+        and len(statement.targets) == 1 else None
+    if not name:
+        return
+    word = name.split(".")[-1].lower()
+    runs = runs_of(index, apply.node) or [r for r in index.calls if is_session_run(r)
+                                          and word in fetched(r)]
+    for run in runs:
+        statement = next(up for up in [run] + list(index.ancestors(run))
+                         if isinstance(up, ast.stmt))
+        before = _previous(index, statement)
+        inner = [r for r in ast.walk(before) if is_session_run(r)] \
+            if isinstance(before, ast.For) else []
+        if inner and all(_adds(r) for r in inner) and not _one_less(before.iter) \
+                and not _adds(run):
+            report(apply.node, "GAC109", "the apply op adds its own batch (it waits on the "
+                   "adds), and runs after a loop of runs of the accumulation: each cycle "
+                   "holds one micro-batch more than the loop's")
+            return  # (said at the op, where the dependency is built)
 
 
 def _one_less(node):
