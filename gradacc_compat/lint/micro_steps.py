@@ -51,6 +51,7 @@ def check_module(index, report):
     callbacks.applied_beside_fit(index, report)
     callbacks.skipped_by_returning(index, report)
     discarded.thrown_away_means(index, report)
+    discarded.thrown_away_resets(index, report)
     unused_flags.never_read(index, report)
     unrun_adds.never_run(index, report)
     exhausted.ran_out(index, report)
