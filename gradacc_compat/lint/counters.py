@@ -133,7 +133,12 @@ def _user_variables(index):
                    for t in n.targets)
         numbers = set(dotted_name(t) for n in index.assigns if isinstance(n, ast.Assign)
                       and isinstance(n.value, NUMBER) for t in n.targets)
+        # (a call inside a log's arguments logs too: ``tf.summary.scalar('lr',
+        # optimizer.learning_rate(step))`` reads the schedule to show it)
+        logged = set(id(n) for c in index.calls if method(c) in _LOGS for n in ast.walk(c)
+                     if n is not c)
         handed = set(dotted_name(a) for c in index.calls if method(c) not in _LOGS
+                     and id(c) not in logged
                      for a in list(c.args) + [k.value for k in c.keywords])
         return made | (numbers - handed)
     return index.memo("user variables", find)

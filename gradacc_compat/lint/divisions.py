@@ -13,6 +13,7 @@ import ast
 from gradacc_compat.lint.ast_helpers import (dotted_name, method, parameter_names, string_of,
                                               update_hooks)
 from gradacc_compat.lint.exprs import accumulation, divides_by_n, is_division, loads, n_names
+from gradacc_compat.lint.plain_steps import one_step_arm
 from gradacc_compat.lint.accumulates import HELPER_ADDS, HELPER_READS
 
 __all__ = ["divides", "divided_at_add", "in_update_hook", "lr_compensated",
@@ -78,6 +79,12 @@ def _on_every_path(index, expr, at, depth, bound, walking):
         # (a helper's callers that hand it no sums, ``self._apply(grads)``
         # when there is nothing to accumulate, are no path of the sums)
         values = [pair for pair in values if not _foreign_argument(index, *pair)] or values
+        # (``if N == 1: loss, grads = step(x)``: that path, and what the step
+        # returns there, has nothing to divide)
+        single = [index.callee(v) for v, node in values if one_step_arm(index, node)
+                  and isinstance(v, ast.Call)]
+        values = [(v, node) for v, node in values if not one_step_arm(index, node) and not (
+            isinstance(node, ast.Return) and index.function_of(node) in single)] or values
         # (``grads = self._clip(grads)`` of grads divided on every path: the
         # helper hands back what it was given, clipped; what its other
         # callers hand it is theirs)

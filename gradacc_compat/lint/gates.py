@@ -37,6 +37,11 @@ def misread(index, test, adds):
     if flag:
         return "`%s` is Python state read in a traced step: the trace fixes the branch " \
             "once, so the apply runs on every call or never" % flag
+    epochs = _epoch_count_flush(test)
+    if epochs:
+        return "the flush `... == %s` compares the batch index with the number of epochs, " \
+            "not of batches in one: the last partial cycle is applied at the wrong batch, " \
+            "or never" % epochs
     for node in ast.walk(test):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 \
                 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
@@ -48,6 +53,21 @@ def misread(index, test, adds):
             return "`%s%s %s %s(...)` tests identity with an object made there: always %s" % (
                 dotted_name(left) or "the sums", indexed, "is not" if negated else "is",
                 dotted_name(node.comparators[0].func) or "a call", "true" if negated else "false")
+    return None
+
+
+def _epoch_count_flush(test):
+    """``(i + 1) % N == 0 or (i + 1) == epochs``: the ``or`` side meant as
+    the epoch's last batch compares with a count of epochs (``epochs``,
+    ``num_epochs``; not ``steps_per_epoch``); its name, else None."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
+        return None
+    for side in test.values:
+        if isinstance(side, ast.Compare) and len(side.ops) == 1 \
+                and isinstance(side.ops[0], (ast.Eq, ast.GtE)):
+            name = (dotted_name(side.comparators[0]) or "").split(".")[-1].lower()
+            if name in ("epochs", "num_epochs", "n_epochs", "nb_epochs", "max_epochs"):
+                return dotted_name(side.comparators[0])
     return None
 
 

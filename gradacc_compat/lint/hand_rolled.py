@@ -329,6 +329,9 @@ def _over_variables(loop):
         return False  # (a loop that differentiates in its body walks micro-batches)
     if any(isinstance(n, ast.Call) and method(n) == "len" for n in ast.walk(source)):
         return True
+    if method(source) in ("range", "xrange") and any(divides_by_n(ast.BinOp(
+            left=source, op=ast.Div(), right=a)) for a in source.args):
+        return False  # (``range(1, self.accumulation_steps)``: the micro-batches)
     words = " ".join(dotted_name(n) or "" for n in ast.walk(source)).lower()
     return any(w in words for w in _PER_VARIABLE)
 

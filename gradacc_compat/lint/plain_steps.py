@@ -10,6 +10,9 @@
   (``grads = opt.compute_gradients(loss)``, then ``grads[i] += lam * g``
   for each replayed model, then the apply): one step's gradient.
 
+And the arms of an ``if`` that run without accumulation (``if accum_steps
+== 1:``), where ``divisions`` asks for no division.
+
 Standard library only: ``lint`` runs without TensorFlow.
 """
 from __future__ import absolute_import, division, print_function
@@ -17,9 +20,10 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, method
-from gradacc_compat.lint.exprs import GRADIENT_CALLS, mod_parts, number
+from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, mod_parts, no_accumulation,
+                                       number)
 
-__all__ = ["cycle_of_one", "plain_step"]
+__all__ = ["cycle_of_one", "one_step_arm", "plain_step"]
 
 #: Calls that make sums to fill, not a step's gradients.
 _MADE = ("Variable", "get_variable", "zeros", "zeros_like", "add_weight", "add_slot",
@@ -78,3 +82,16 @@ def _makes_sums(index, value):
     calls = [c for c in ast.walk(value) if isinstance(c, ast.Call)]
     bodies = calls + [index.callee(c) for c in calls if index.callee(c) is not None]
     return any(method(c) in _MADE for b in bodies for c in ast.walk(b) if isinstance(c, ast.Call))
+
+
+def one_step_arm(index, node):
+    """``node`` is in the arm of an ``if`` that runs without accumulation
+    (``if accum_steps == 1:``, or the ``else`` of ``if accum_steps > 1:``)."""
+    child = node
+    for up in index.ancestors(node):
+        if isinstance(up, ast.If) and (
+                no_accumulation(up.test) and any(child is s for s in up.body)
+                or accumulation(up.test) and any(child is s for s in up.orelse)):
+            return True
+        child = up
+    return False
