@@ -175,9 +175,15 @@ def _zeros(index, branch, call):
 
 
 def _sums_read(index, branch, call):
-    """The accumulators a branch returns what it reads of."""
+    """The accumulators a branch returns what it reads of, those the cond's
+    function or class adds to (not a count another function of a library
+    module adds to, reached through the helpers it calls)."""
+    scope = index.step_scope(call)
+    owner = index.class_of(scope) if scope is not None else None
+    near = set(a.key for a in index.accumulates if index.step_scope(a.node) is scope
+               or owner is not None and index.class_of(a.function or a.node) is owner)
     return set(k for value in _returned_values(index, branch, call) if value is not None
-               for k in index.sources(value, value)[0] if k in index.accumulators)
+               for k in index.sources(value, value)[0] if k in near)
 
 
 def _returned_values(index, branch, call):
