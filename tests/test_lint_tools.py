@@ -148,6 +148,42 @@ def test_never_crashes_on_odd_shapes_or_on_this_repository():
     assert not errors, errors
 
 
+class _Written(object):
+    """A stream that keeps what is written (str on Python 2 and 3)."""
+
+    def __init__(self):
+        self.text = ""
+
+    def write(self, text):
+        self.text += text
+
+
+def test_a_file_lint_fails_inside_is_an_error_and_the_others_are_still_linted(monkeypatch):
+    """An internal failure on one file of a tree names that file, exits 2,
+    and leaves the findings of the other files (here: a failure made by
+    hand, standing for a shape no rule has met)."""
+    from gradacc_compat.lint import rules
+    folder = tempfile.mkdtemp()
+    try:
+        for name in ("a_bad.py", "b_good.py"):
+            with io.open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+                f.write(u"" + BUGGY)
+        real = rules.lint_source
+
+        def failing(source, path="<string>"):
+            if path.endswith("a_bad.py"):
+                raise AttributeError("'Name' object has no attribute 'value'")
+            return real(source, path)
+        monkeypatch.setattr(rules, "lint_source", failing)
+        out, err = _Written(), _Written()
+        code = rules.main([folder], out=out, err=err)
+        assert code == 2
+        assert "a_bad.py: lint failed inside (AttributeError" in err.text
+        assert "b_good.py:" in out.text and "a_bad.py:" not in out.text
+    finally:
+        shutil.rmtree(folder)
+
+
 def test_runs_without_tensorflow_and_never_imports_it():
     """In a process where ``import tensorflow`` fails, lint a 2,000-line
     file; TensorFlow is never imported."""

@@ -62,7 +62,8 @@ class Accumulates(object):
                         and isinstance(node.func, (ast.Name, ast.Attribute))
                         and not (dotted_name(node.func) or "").startswith("tf."))):
                 # acc.add_gradients(grads) / self.accumulator(grads): a helper
-                target = node.func.value if method(node) in HELPER_ADDS else node.func
+                target = node.func.value if method(node) in HELPER_ADDS \
+                    and isinstance(node.func, ast.Attribute) else node.func
                 value = _handed(node)
             elif isinstance(node, ast.Call) and self.called(node) == "assign_add" and node.args:
                 if isinstance(node.func, ast.Attribute) and dotted_name(node.func) not in (

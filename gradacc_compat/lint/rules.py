@@ -201,6 +201,10 @@ def lint_paths(paths):
                 findings.extend(lint_source(source, path))
             except (SyntaxError, ValueError) as err:
                 warnings.append("%s: not parsed (%s); nothing checked in it" % (path, err))
+            except Exception as err:  # noqa: BLE001 - one file's failure, said; the rest linted
+                errors.append("%s: lint failed inside (%s: %s); the other files are checked. "
+                              "Please report it with this file." % (
+                                  path, type(err).__name__, err))
     return findings, errors, warnings
 
 
