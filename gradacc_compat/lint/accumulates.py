@@ -93,6 +93,8 @@ class Accumulates(object):
             if isinstance(node, ast.AugAssign) and isinstance(value, ast.Call) and (
                     not differentiates or not parameters.differentiated(self, value)):
                 continue  # (``var_list += get_collection(...)``: no gradient comes in)
+            if any(method(c) in ("float", "int", "item") for c in _factors(value)):
+                continue  # (``total += float(result["loss"]) * scale``: a Python number)
             if isinstance(node, ast.AugAssign) and (dotted_name(value) or "").rsplit(
                     ".", 1)[-1] in _VARIABLE_LISTS:
                 continue  # (``self.parameter_list += block.parameter_list``: variables)
@@ -267,6 +269,13 @@ def _sum_of_list(apply):
     ``reduce_mean`` of a stack."""
     return any(method(e) in ("sum", "add_n", "reduce_sum", "reduce_mean", "mean")
                for c in apply.chain for e in ast.walk(c) if isinstance(e, ast.Call))
+
+
+def _factors(value):
+    """The factors of a product (or the value itself): ``float(x) * s``."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mult, ast.Div)):
+        return _factors(value.left) + _factors(value.right)
+    return [value]
 
 
 def _handed(call):

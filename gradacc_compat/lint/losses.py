@@ -178,6 +178,8 @@ def _scaled_value(index, expr, at, scaled, depth):
             return True
         return any(_scaled_value(index, side, at, scaled, depth)
                    for side in (expr.left, expr.right))
+    if isinstance(expr, ast.Call) and method(expr) == "placeholder":
+        return _fed_scaled(index, expr, scaled)
     if isinstance(expr, ast.Call):
         return scaled(expr) and method(expr) in ("divide", "truediv", "div", "multiply")
     if isinstance(expr, ast.UnaryOp):  # (``loss = -elbo``)
@@ -186,6 +188,21 @@ def _scaled_value(index, expr, at, scaled, depth):
         return any(_scaled_value(index, value, node, scaled, depth - 1)
                    for value, node in index.values_of(expr.id, at))
     return False
+
+
+def _fed_scaled(index, holder, scaled):
+    """A placeholder the file feeds a scale: ``loss * grad_scale_ph`` with
+    ``feed_dict={grad_scale_ph: rows / logical_batch}`` (or a name bound
+    to such a quotient)."""
+    assign = index.parents.get(holder)
+    name = dotted_name(assign.targets[0]) if isinstance(assign, ast.Assign) \
+        and len(assign.targets) == 1 else None
+    if not name:
+        return False
+    fed = [v for d in index.nodes if isinstance(d, ast.Dict) for k, v in zip(d.keys, d.values)
+           if k is not None and (dotted_name(k) or "").split(".")[-1] == name.split(".")[-1]]
+    return any(scaled(value) or isinstance(value, ast.Name) and any(
+        scaled(bound) for bound, _ in index.values_of(value.id, value)) for value in fed)
 
 
 def summed(index, add):
