@@ -112,8 +112,9 @@ class Accumulates(object):
         """``target`` walks the model's own trainable weights (``for g, p in
         zip(grads, model.trainable_variables)``): what an apply updates."""
         item = self.loop_item(target) if isinstance(target, ast.Name) else None
-        name = dotted_name(item.func if isinstance(item, ast.Call) else item) or ""
-        return name.rsplit(".", 1)[-1] in ("trainable_variables", "trainable_weights")
+        name = (dotted_name(item.func if isinstance(item, ast.Call) else item) or "").lower()
+        # (also a name for them: ``for v, e_w in zip(trainable_vars, e_ws)``, SAM's step)
+        return any(w in name.rsplit(".", 1)[-1] for w in ("trainable_var", "trainable_weight"))
 
     def _added(self, target, value):
         """What ``value`` adds to ``target`` when it is ``target + g``,

@@ -100,7 +100,8 @@ def _scaled_in(index, scope, by_n):
 def _micro_batch_mean(index, quotient):
     """``x / flags.batch_size``, ``x / num_replicas``: a divisor made only
     of batch sizes and replica counts the file never builds from N (nor
-    from a product) is the micro-batch's own mean, not a scaling by 1/N."""
+    from a product) and never tests as a cycle's length (``episode %
+    batch_size == 0``) is the micro-batch's own mean, not a scaling by 1/N."""
     divisor = quotient.right if isinstance(quotient, ast.BinOp) else None
     leaves = set(name.split(".")[-1].lower() for name in _outer_names(divisor)) \
         if divisor else set()
@@ -108,7 +109,8 @@ def _micro_batch_mean(index, quotient):
             or any(isinstance(n, ast.BinOp) for n in ast.walk(divisor)):
         return False
     built = index.memo(("batch sizes built from N",), lambda: _built_from_n(index))
-    return not leaves & built
+    cycles = set(n.split(".")[-1].lower() for n in n_names(index))
+    return not leaves & (built | cycles)  # (``% batch_size == 0``: the batch size is N)
 
 
 def _outer_names(node):
