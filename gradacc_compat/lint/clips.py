@@ -12,7 +12,7 @@ import ast
 
 from gradacc_compat.lint.accumulates import HELPER_ADDS, label
 from gradacc_compat.lint.ast_helpers import dotted_name, method
-from gradacc_compat.lint.exprs import loads
+from gradacc_compat.lint.exprs import loads, number
 
 __all__ = ["clipped_each"]
 
@@ -25,12 +25,26 @@ def clipped_each(index, report, add, reported):
     for expr in index.sources(add.value, add.value, depth=6)[1] \
             + _attributes_set_before(index, add) + _helper_methods(index, add):
         for node in ast.walk(expr):
-            if isinstance(node, ast.Call) and "clip" in (method(node) or ""):
+            if isinstance(node, ast.Call) and "clip" in (method(node) or "") \
+                    and not _probability_clamp(node):
                 if ("GAC106", node.lineno) not in reported:
                     reported.add(("GAC106", node.lineno))
                     report(node, "GAC106", dotted_name(node.func),
                            "the accumulation into `%s`" % label(add))
                 return
+
+
+def _probability_clamp(call):
+    """``K.clip(y_pred, 1e-8, 1 - 1e-8)``: a probability kept off 0 and 1
+    before a log, in the loss; no gradient is clipped."""
+    bounds = list(call.args[1:3]) + [k.value for k in call.keywords
+                                     if k.arg in ("clip_value_min", "clip_value_max",
+                                                  "min_value", "max_value")]
+    low = number(bounds[0]) if bounds else None
+    high = bounds[1] if len(bounds) > 1 else None
+    one_minus = isinstance(high, ast.BinOp) and isinstance(high.op, ast.Sub) \
+        and number(high.left) == 1
+    return low is not None and 0 <= low < 0.01 and (one_minus or number(high) == 1)
 
 
 def _helper_methods(index, add):
