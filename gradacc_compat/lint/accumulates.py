@@ -142,6 +142,12 @@ class Accumulates(object):
         elif isinstance(expr, ast.Call) and len(expr.args) == 2 and any(
                 w in (method(expr) or "") for w in ("merge_grad", "sum_grad", "add_grad")):
             left, right = expr.args  # (``grads = self.merge_grads(grads, new_grads)``)
+        elif isinstance(expr, ast.Call) and len(expr.args) in (2, 3) \
+                and _accumulator_named(dotted_name(expr.func)) and self.callee(expr) is None \
+                and dotted_name(expr.args[0]) == dotted_name(target):
+            # (``grads = accumulated_gradients(grads, g, N)``, a helper of
+            # another module; handed N, it divides: ``divisions`` says so)
+            return expr.args[1]
         elif isinstance(expr, ast.Call) and method(expr) == "map_structure" \
                 and len(expr.args) == 3 and _adds(expr.args[0]):
             left, right = expr.args[1:]  # (``tf.nest.map_structure(lambda a, g: a + g, ...)``)

@@ -258,8 +258,13 @@ def _tower_mean(index, node):
 def _helper_divides(index, add):
     """``self.acc(grads)`` where ``self.acc = Accumulator(N)`` of a class
     of this file whose own sums are divided as they are added
-    (``g * self._factor`` with ``self._factor = 1. / N``)."""
+    (``g * self._factor`` with ``self._factor = 1. / N``); or a helper of
+    another module handed N (``grads = accumulated_gradients(grads, g, N)``)."""
     call = add.node
+    if isinstance(call, ast.Assign) and isinstance(call.value, ast.Call) \
+            and len(call.value.args) == 3 and index.callee(call.value) is None:
+        return divides_by_n(ast.BinOp(left=call.value.args[1], op=ast.Div(),
+                                      right=call.value.args[2]), n_names(index))
     if not isinstance(call, ast.Call):
         return False
     receiver = dotted_name(call.func.value if method(call) in HELPER_ADDS
