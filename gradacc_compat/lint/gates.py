@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name
+from gradacc_compat.lint.ast_helpers import dotted_name, last_line
 from gradacc_compat.lint.exprs import literal
 from gradacc_compat.lint.traced import traced_functions
 
@@ -37,6 +37,11 @@ def misread(index, test, adds):
     if flag:
         return "`%s` is Python state read in a traced step: the trace fixes the branch " \
             "once, so the apply runs on every call or never" % flag
+    shadowed = _variables_index(index, test, adds)
+    if shadowed:
+        return "`%s %% N` reads `%s` as the loop over the gradients before it (line %d) " \
+            "left it, the last variable's index, not a count of micro-batches" % (
+                shadowed[0], shadowed[0], shadowed[1])
     epochs = _epoch_count_flush(test)
     if epochs:
         return "the flush `... == %s` compares the batch index with the number of epochs, " \
@@ -53,6 +58,24 @@ def misread(index, test, adds):
             return "`%s%s %s %s(...)` tests identity with an object made there: always %s" % (
                 dotted_name(left) or "the sums", indexed, "is not" if negated else "is",
                 dotted_name(node.comparators[0].func) or "a call", "true" if negated else "false")
+    return None
+
+
+def _variables_index(index, test, adds):
+    """``(name, line)`` when the counter of the test's ``% N`` is bound only
+    by a ``for`` loop that adds the gradients to the sums (``for i, g in
+    enumerate(grads): buf[i] += g``), ended before the test: the episode's
+    count it shadows is not what is read; else None."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) \
+                and isinstance(node.left, ast.Name):
+            bound = index.values_of(node.left.id, node)
+            loops = [n for _, n in bound if isinstance(n, ast.For)]
+            if bound and len(loops) == len(bound) and all(
+                    test.lineno > last_line(loop) and any(
+                        any(up is loop for up in index.ancestors(a.node)) for a in adds)
+                    for loop in loops):
+                return node.left.id, loops[0].lineno
     return None
 
 
