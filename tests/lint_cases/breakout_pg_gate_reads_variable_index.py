@@ -3,8 +3,9 @@
 # means to count episodes, but the i it reads is the one the loop that adds
 # an episode's gradients to the buffer, `for i, grad in enumerate(grads)`,
 # left: the last variable's index, the same after every episode, so the
-# buffer is applied never or after every episode (GAC109). The buffer is applied as a sum, never divided (GAC101), and the
-# episodes after the last apply are lost when training ends (GAC110).
+# buffer is applied never or after every episode (GAC109). The buffer is
+# applied as a sum, never divided (GAC101), and the episodes after the last
+# apply are lost when training ends (GAC110).
 import numpy
 import tensorflow as tf
 
