@@ -309,7 +309,6 @@ def _reductions(index, scope, key):
             found.append((horovod[dotted_name(node.func.value)],
                           "`%s` (of the hvd.DistributedOptimizer made here)" % name))
     found.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))
-    statements = [next(up for up in [n] + list(index.ancestors(n)) if isinstance(up, ast.stmt))
-                  for n, _ in found]
+    statements = [index.statement_of(n) for n, _ in found]
     # (one per statement: ``allreduce(s) if sparse else allreduce(s)`` is one)
     return [f for i, f in enumerate(found) if statements[i] not in statements[:i]]

@@ -25,7 +25,7 @@ __all__ = ["added_after_loop", "restarted_each_pass", "zeroed_past_gate"]
 
 
 def added_after_loop(index, report, add, reported):
-    statement = _statement(index, add.node)
+    statement = index.statement_of(add.node)
     read = set(n.id for n in ast.walk(statement) if isinstance(n, ast.Name)) \
         if statement is not None else set()
     for expr in index.sources(add.value, add.value)[1]:
@@ -55,7 +55,7 @@ def restarted_each_pass(index, report, add, reported):
     if loop is None or not index.made_each_pass(loop, add.key, add.node) \
             or ("GAC109", add.node.lineno) in reported or not _adds_gradients(index, add):
         return
-    statement = _statement(index, add.node)
+    statement = index.statement_of(add.node)
     names = set([add.key]) | set(index.key(t) for t in getattr(statement, "targets", ()))
     inside = set(id(n) for n in ast.walk(loop))
     reads = [n for n in index.statements_of(add.function) if isinstance(n, _READS)
@@ -133,12 +133,6 @@ def _zeroes(index, node, key):
 
 
 _READS = (ast.Name, ast.Attribute, ast.Subscript)
-
-
-def _statement(index, node):
-    while node is not None and not isinstance(node, ast.stmt):
-        node = index.parents.get(node)
-    return node
 
 
 def _adds_gradients(index, add):

@@ -23,7 +23,7 @@ from gradacc_compat.lint.ast_helpers import dotted_name, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, mod_parts, no_accumulation,
                                        number)
 
-__all__ = ["cycle_of_one", "one_step_arm", "plain_step"]
+__all__ = ["cycle_of_one", "one_step_arm", "plain_step", "skips_zero"]
 
 #: Calls that make sums to fill, not a step's gradients.
 _MADE = ("Variable", "get_variable", "zeros", "zeros_like", "add_weight", "add_slot",
@@ -37,7 +37,7 @@ def plain_step(index, apply, adds):
 
 def _every_one(index, apply):
     counter = cycle_of_one(index, apply)
-    return counter is not None and not _skips_zero(
+    return counter is not None and not skips_zero(
         [test for _, test in index.guards(apply.node)], counter)
 
 
@@ -53,9 +53,10 @@ def cycle_of_one(index, apply):
     return None
 
 
-def _skips_zero(tests, counter):
-    """``and count != 0`` beside ``count % 1 == 0``: the first apply comes
-    after two micro-batches, every later one after one (GAC109 decides)."""
+def skips_zero(tests, counter):
+    """A test of ``tests`` that skips count 0 (``and count != 0``, ``> 0``)
+    beside ``count % N == 0``: the first cycle holds one micro-batch more
+    (with N of 1, two; GAC109 decides)."""
     return any(isinstance(n, ast.Compare) and dotted_name(n.left) == dotted_name(counter)
                and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Gt, ast.NotEq))
                and number(n.comparators[0]) == 0 for t in tests for n in ast.walk(t))

@@ -14,6 +14,7 @@ from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_
                                        first_value, increment, number, reads_modulo)
 from gradacc_compat.lint.flags import BARE_CALL, switched_off
 from gradacc_compat.lint.outside import outside_calls
+from gradacc_compat.lint.plain_steps import skips_zero
 
 __all__ = ["Irregular"]
 
@@ -294,14 +295,7 @@ class Irregular(object):
 
     def _skips_zero(self, counter, apply):
         """A guard ``counter > 0`` (or ``!= 0``) beside the ``% N`` test."""
-        for kind, test in self.index.guards(apply.node):
-            for node in ast.walk(test):
-                if isinstance(node, ast.Compare) \
-                        and dotted_name(node.left) == dotted_name(counter) \
-                        and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Gt, ast.NotEq)) \
-                        and number(node.comparators[0]) == 0:
-                    return True
-        return False
+        return skips_zero([test for _, test in self.index.guards(apply.node)], counter)
 
     def _applies_first(self, counter, apply, loop):
         """The apply comes before the loop's accumulation, skipped at the

@@ -99,6 +99,12 @@ class Scopes(object):
                 continue
         return None
 
+    def statement_of(self, node):
+        """The statement ``node`` is part of (itself when it is one), or None."""
+        while node is not None and not isinstance(node, ast.stmt):
+            node = self.parents.get(node)
+        return node
+
     def statements_of(self, function):
         """Every node of ``function`` (the module when None; or of a loop),
         not those of functions nested in it."""

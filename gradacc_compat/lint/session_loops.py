@@ -144,8 +144,7 @@ def short_cycles(index, report):
             _long_cycles(index, report, apply)
             continue
         for run in runs_of(index, apply.node):
-            statement = next(up for up in [run] + list(index.ancestors(run))
-                             if isinstance(up, ast.stmt))
+            statement = index.statement_of(run)
             before = _previous(index, statement)
             if isinstance(before, ast.For) and _one_less(before.iter) and all(
                     _adds(r) for r in ast.walk(before)
@@ -160,8 +159,7 @@ def _long_cycles(index, report, apply):
     control dependencies) and runs after a loop of runs that add, over
     anything but ``range(N - 1)``: a cycle holds one micro-batch more than
     the loop's (found by the op's name, ``graph["apply_op"]`` too)."""
-    statement = next((up for up in [apply.node] + list(index.ancestors(apply.node))
-                      if isinstance(up, ast.stmt)), None)
+    statement = index.statement_of(apply.node)
     name = dotted_name(statement.targets[0]) if isinstance(statement, ast.Assign) \
         and len(statement.targets) == 1 else None
     if not name:
@@ -170,8 +168,7 @@ def _long_cycles(index, report, apply):
     runs = runs_of(index, apply.node) or [r for r in index.calls if is_session_run(r)
                                           and word in fetched(r)]
     for run in runs:
-        statement = next(up for up in [run] + list(index.ancestors(run))
-                         if isinstance(up, ast.stmt))
+        statement = index.statement_of(run)
         before = _previous(index, statement)
         inner = [r for r in ast.walk(before) if is_session_run(r)] \
             if isinstance(before, ast.For) else []

@@ -43,8 +43,7 @@ def runs_of(index, node):
 
 
 def _runs(index, node):
-    statement = next((up for up in [node] + list(index.ancestors(node))
-                      if isinstance(up, ast.stmt)), None)
+    statement = index.statement_of(node)
     if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
         return []
     name = dotted_name(statement.targets[0])

@@ -32,8 +32,7 @@ def never_run(index, report):
 def _unread(index, add):
     """The op ``add`` builds is bound to a name (``self.accum_ops = [...]``)
     that nothing reads but its own ``.append``."""
-    statement = next((up for up in [add.node] + list(index.ancestors(add.node))
-                      if isinstance(up, ast.stmt)), None)
+    statement = index.statement_of(add.node)
     if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
         return False
     name = dotted_name(statement.targets[0])
