@@ -14,7 +14,7 @@ from gradacc_compat.lint.ast_helpers import dotted_name, method
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
            "counter_name", "divides_by_n", "first_value", "increment", "is_division",
            "is_scaling", "last_batch", "literal", "loads", "made_zero", "mean_of_terms",
-           "mod_parts", "modulo_tested", "n_names", "no_accumulation", "number",
+           "mod_parts", "modulo_tested", "n_names", "names_n", "no_accumulation", "number",
            "outside_gradients", "reads_modulo"]
 
 #: Calls whose function arguments run conditionally (branches).
@@ -250,7 +250,7 @@ def divides_by_n(node, names=()):
         elif isinstance(sub, ast.Call) and method(sub) in ("divide", "truediv", "div") \
                 and len(sub.args) == 2:
             divisor = sub.args[1]
-        if divisor is not None and (_names_n(divisor) or any(
+        if divisor is not None and (names_n(divisor) or any(
                 dotted_name(n) in names for n in ast.walk(divisor))):
             return True
         if isinstance(sub, ast.Call) and (method(sub) or "").startswith(
@@ -310,12 +310,12 @@ def _conjuncts(test):
 def _compares_steps(part, forms):
     """``part`` is ``<a name of N> <op> <number>`` for one ``(op, number)``
     of ``forms``."""
-    return isinstance(part, ast.Compare) and len(part.ops) == 1 and _names_n(part.left) \
+    return isinstance(part, ast.Compare) and len(part.ops) == 1 and names_n(part.left) \
         and any(isinstance(part.ops[0], op) and number(part.comparators[0]) == n
                 for op, n in forms)
 
 
-def _names_n(node):
+def names_n(node):
     """``node`` names N (``accum_steps``, ``gradient_accumulation_steps[i]``)."""
     names = [(dotted_name(n) or "").lower() for n in ast.walk(node)]
     words = " ".join(n for n in names if "accum" in n or not n.endswith("step"))

@@ -15,7 +15,7 @@ from gradacc_compat.lint import (applies_counted, divisions, exhausted, flow, ga
 from gradacc_compat.lint.accumulates import label
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, n_names,
-                                       no_accumulation, reads_modulo)
+                                       names_n, no_accumulation, reads_modulo)
 
 __all__ = ["check"]
 
@@ -329,8 +329,7 @@ def _over_variables(loop):
         return False  # (a loop that differentiates in its body walks micro-batches)
     if any(isinstance(n, ast.Call) and method(n) == "len" for n in ast.walk(source)):
         return True
-    if method(source) in ("range", "xrange") and any(divides_by_n(ast.BinOp(
-            left=source, op=ast.Div(), right=a)) for a in source.args):
+    if method(source) in ("range", "xrange") and any(names_n(a) for a in source.args):
         return False  # (``range(1, self.accumulation_steps)``: the micro-batches)
     words = " ".join(dotted_name(n) or "" for n in ast.walk(source)).lower()
     return any(w in words for w in _PER_VARIABLE)

@@ -11,7 +11,7 @@ import ast
 
 from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, last_line, method
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, divides_by_n, is_scaling, mean_of_terms,
-                                       n_names, number)
+                                       n_names, names_n, number)
 
 __all__ = ["scaled", "summed"]
 
@@ -23,7 +23,6 @@ _SUMS = ("reduce_sum", "matmul")  # (a matmul of weights and values: a weighted 
 _PER_EXAMPLE = ("ctc_loss", "l2_loss")
 #: Mixed precision's loss scaling: the loss goes on to the gradient.
 _LOSS_SCALES = ("get_scaled_loss", "scale_loss")
-NUMBER_ONE = ast.parse("1").body[0].value
 
 
 def scaled(index, add, by_n=False):
@@ -127,8 +126,7 @@ def _built_from_n(index):
     quotient (``batch_size / num_replicas``: a replica's share)."""
     def from_n(value):
         return any(isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult)
-                   or isinstance(e, (ast.Name, ast.Attribute)) and divides_by_n(
-                       ast.BinOp(left=NUMBER_ONE, op=ast.Div(), right=e))
+                   or isinstance(e, (ast.Name, ast.Attribute)) and names_n(e)
                    for e in ast.walk(value))
     return frozenset((dotted_name(t) or "").split(".")[-1].lower() for n in index.assigns
                      if isinstance(n, ast.Assign) and from_n(n.value) for t in n.targets)

@@ -144,12 +144,8 @@ def short_cycles(index, report):
             _long_cycles(index, report, apply)
             continue
         for run in runs_of(index, apply.node):
-            statement = index.statement_of(run)
-            before = _previous(index, statement)
-            if isinstance(before, ast.For) and _one_less(before.iter) and all(
-                    _adds(r) for r in ast.walk(before)
-                    if is_session_run(r)) and any(is_session_run(r) for r in ast.walk(before)) \
-                    and not _adds(run):
+            loop = _adding_loop_before(index, run)
+            if loop is not None and _one_less(loop.iter):
                 report(run, "GAC109", "the apply op runs after N - 1 runs of the accumulation "
                        "and adds nothing itself: the batch its run reads is not in the sums")
 
@@ -168,16 +164,22 @@ def _long_cycles(index, report, apply):
     runs = runs_of(index, apply.node) or [r for r in index.calls if is_session_run(r)
                                           and word in fetched(r)]
     for run in runs:
-        statement = index.statement_of(run)
-        before = _previous(index, statement)
-        inner = [r for r in ast.walk(before) if is_session_run(r)] \
-            if isinstance(before, ast.For) else []
-        if inner and all(_adds(r) for r in inner) and not _one_less(before.iter) \
-                and not _adds(run):
+        loop = _adding_loop_before(index, run)
+        if loop is not None and not _one_less(loop.iter):
             report(apply.node, "GAC109", "the apply op adds its own batch (it waits on the "
                    "adds), and runs after a loop of runs of the accumulation: each cycle "
                    "holds one micro-batch more than the loop's")
             return  # (said at the op, where the dependency is built)
+
+
+def _adding_loop_before(index, run):
+    """The ``for`` loop just before the statement of ``run``, when every
+    session run in it runs the accumulation (there is one) and ``run``
+    itself does not; else None."""
+    before = _previous(index, index.statement_of(run))
+    inner = [r for r in ast.walk(before) if is_session_run(r)] \
+        if isinstance(before, ast.For) else []
+    return before if inner and all(_adds(r) for r in inner) and not _adds(run) else None
 
 
 def _one_less(node):
