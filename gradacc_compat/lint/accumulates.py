@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import parameters
-from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, nodes_in, parameter_names
 from gradacc_compat.lint.branches import branch_function
 from gradacc_compat.lint.exprs import GRADIENT_CALLS
 
@@ -212,7 +212,7 @@ class Accumulates(object):
             params = parameter_names(function)
             star = getattr(function.args.vararg, "arg", function.args.vararg)
             returns = [function.body] if isinstance(function, ast.Lambda) else [
-                r.value for r in ast.walk(function) if isinstance(r, ast.Return) and r.value]
+                r.value for r in nodes_in(function) if isinstance(r, ast.Return) and r.value]
             for value in returns:
                 items, rest = _spread(value)
                 pairs = list(zip(params, items, outputs))
@@ -221,7 +221,7 @@ class Accumulates(object):
                 for param, item, output in pairs:
                     bound = self.bound_once(item)  # (``acc = [a + g ...]; return i + 1, acc``)
                     item = bound if isinstance(bound, _LIST_COMPREHENSION) else item
-                    own = next((n for n in ast.walk(item)
+                    own = next((n for n in nodes_in(item)
                                 if isinstance(n, ast.Name) and n.id == param), None)
                     added = self._added(own, item) if own is not None else None
                     key = self.key(output)
@@ -275,7 +275,7 @@ def _sum_of_list(apply):
     for g in zip(*self.grads_list)]``, ``tf.add_n``, ``reduce_sum``/
     ``reduce_mean`` of a stack."""
     return any(method(e) in ("sum", "add_n", "reduce_sum", "reduce_mean", "mean")
-               for c in apply.chain for e in ast.walk(c) if isinstance(e, ast.Call))
+               for c in apply.chain for e in nodes_in(c) if isinstance(e, ast.Call))
 
 
 def _factors(value):
@@ -307,7 +307,7 @@ def _decayed(node):
     """``gamma * lambda_ * acc``: the old value scaled by a decay (an
     eligibility trace or a moment), which no sum of micro-batches is."""
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and any(
-        word in (dotted_name(n) or "").split(".")[-1].lower() for n in ast.walk(node)
+        word in (dotted_name(n) or "").split(".")[-1].lower() for n in nodes_in(node)
         for word in ("gamma", "lambda", "decay", "beta", "momentum", "rho", "discount"))
 
 

@@ -16,7 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, nodes_in
 
 __all__ = ["patched_get_gradients", "ungated_apply"]
 
@@ -28,13 +28,13 @@ def ungated_apply(index, report):
         adds = [a for a in index.accumulates if compute is not None
                 and any(up is compute for up in index.ancestors(a.node))]
         if not adds or not any(isinstance(n, ast.Return) and any(
-                a.node is m for m in ast.walk(n) for a in adds) for n in ast.walk(compute)):
+                a.node is m for m in nodes_in(n) for a in adds) for n in nodes_in(compute)):
             continue  # (not the running sums handed back as the gradients)
         owner = _owner_of_apply(cls, classes)
         apply = _method(owner, "apply_gradients") if owner is not None else None
         if apply is not None and _gated(apply):
             continue
-        where = next((c for c in ast.walk(apply) if method(c) == "apply_gradients"),
+        where = next((c for c in nodes_in(apply) if method(c) == "apply_gradients"),
                      apply) if apply is not None else compute
         report(where, "GAC102", adds[0].key[-1], ": `%s.compute_gradients` hands back the "
                "running sums and the `apply_gradients` it %s applies them whatever the "
@@ -60,7 +60,7 @@ def _owner_of_apply(cls, classes, hops=4):
 def _gated(function):
     return any(isinstance(n, (ast.If, ast.IfExp)) or method(n) in ("cond", "case", "where",
                                                                       "switch")
-               for n in ast.walk(function))
+               for n in nodes_in(function))
 
 
 def patched_get_gradients(index, report):
@@ -78,7 +78,7 @@ def patched_get_gradients(index, report):
             continue
         added = set(a.key for a in index.accumulates if a.function is function)
         if any(isinstance(n, ast.Return) and n.value is not None
-               and index.keys_in(n.value) & added for n in ast.walk(function)):
+               and index.keys_in(n.value) & added for n in nodes_in(function)):
             report(node, "GAC102", sorted(added)[0][-1], ": `%s` replaces `get_gradients` "
                    "and hands back the running sums, which the optimizer's own update "
                    "applies on every batch" % function.name)

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import parameters
-from gradacc_compat.lint.ast_helpers import block_of, dotted_name, method
+from gradacc_compat.lint.ast_helpers import block_of, dotted_name, method, nodes_in
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, compared_to_zero,
                                        modulo_tested, no_accumulation, reads_modulo)
 
@@ -37,7 +37,7 @@ def branch_without_add(index, test, apply):
 
 
 def _holds(items, statements):
-    return any(item.node is n or any(item.node is m for m in ast.walk(n))
+    return any(item.node is n or any(item.node is m for m in nodes_in(n))
                for n in statements for item in items)
 
 
@@ -49,15 +49,15 @@ def _apart(index, adding, applying, apply):
     adds = [a for a in index.accumulates if a.key in apply.keys]
     if not (adds and _holds(adds, adding) and not _holds(adds, applying)):
         return None
-    added = set(n.id for a in adds for n in ast.walk(a.value) if isinstance(n, ast.Name))
-    walked = [index.loop_item(n) for a in adds for n in ast.walk(a.value)
+    added = set(n.id for a in adds for n in nodes_in(a.value) if isinstance(n, ast.Name))
+    walked = [index.loop_item(n) for a in adds for n in nodes_in(a.value)
               if isinstance(n, ast.Name)]  # (``grads`` of ``for i, g in enumerate(grads)``)
-    added |= set(n.id for item in walked if item is not None for n in ast.walk(item)
+    added |= set(n.id for item in walked if item is not None for n in nodes_in(item)
                  if isinstance(n, ast.Name))
     if any(isinstance(n, ast.Assign) and n.lineno > apply.node.lineno
            and any(index.key(t) == a.key for t in n.targets for a in adds)
-           and any(isinstance(v, ast.Name) and v.id in added for v in ast.walk(n.value))
-           for statement in applying for n in ast.walk(statement)):
+           and any(isinstance(v, ast.Name) and v.id in added for v in nodes_in(n.value))
+           for statement in applying for n in nodes_in(statement)):
         if _first_skipped(index, apply, adds):
             return None  # (the first pass takes this branch and only starts the sums)
         return ("the branch that applies does not add its micro-batch but starts the "
@@ -98,12 +98,12 @@ def first_step_elsewhere(index, test, apply):
 def _adds_in(index, statements):
     """An accumulation in ``statements``, or in a function they call (or a
     gradient taken there: what it is for, lint may not see)."""
-    nodes = [n for s in statements for n in ast.walk(s)]
+    nodes = [n for s in statements for n in nodes_in(s)]
     ids = set(id(n) for n in nodes)
     callees = [index.callee(n) for n in nodes if isinstance(n, ast.Call)]
     called = set(id(f) for f in callees if f is not None)
     return any(id(a.node) in ids or id(a.function) in called for a in index.accumulates) or any(
-        method(n) in GRADIENT_CALLS for f in callees if f is not None for n in ast.walk(f))
+        method(n) in GRADIENT_CALLS for f in callees if f is not None for n in nodes_in(f))
 
 
 def reset_before(index, test, apply):
@@ -122,7 +122,7 @@ def reset_before(index, test, apply):
         if isinstance(earlier, ast.If) and ast.dump(earlier.test) in parts and any(
                 isinstance(n, ast.Assign) and any(index.key(t) in keys for t in n.targets)
                 and parameters.differentiated(index, n.value)
-                for s in earlier.body for n in ast.walk(s)):
+                for s in earlier.body for n in nodes_in(s)):
             return ("the sums are made anew under the same test just before, in the "
                     "same step: each apply holds that one micro-batch")
     return None

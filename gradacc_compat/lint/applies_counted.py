@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, nodes_in
 from gradacc_compat.lint.exprs import number
 
 __all__ = ["waits_on_itself"]
@@ -26,15 +26,15 @@ def waits_on_itself(index, test, apply):
             (dotted_name(b) or "").endswith("Optimizer") for b in cls.bases):
         return None  # (an optimizer's own apply_gradients counts every call)
     counter = receiver + ".iterations"
-    read = [test] + [value for n in ast.walk(test) if isinstance(n, ast.Name)
+    read = [test] + [value for n in nodes_in(test) if isinstance(n, ast.Name)
                      for value, _ in index.values_of(n.id, test)]
-    if not any(dotted_name(n) == counter for e in read for n in ast.walk(e)):
+    if not any(dotted_name(n) == counter for e in read for n in nodes_in(e)):
         return None
     if any(isinstance(c.func, ast.Attribute) and method(c) in ("assign_add", "assign")
            and dotted_name(c.func.value) == counter for c in index.calls):
         return None  # (advanced by hand on each micro-step)
     ahead = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add) and number(n.right) == 1
-                for e in read for n in ast.walk(e))
+                for e in read for n in nodes_in(e))
     return "`%s` counts the applies, and the apply waits on it: %s" % (
         counter, "`(iterations + 1) % N == 0` never holds for N > 1, so it never applies"
         if ahead else "`iterations % N == 0` holds at 0 only: it applies once, then never")

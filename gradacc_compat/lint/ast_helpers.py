@@ -5,9 +5,9 @@ from __future__ import absolute_import, division, print_function
 import ast
 import sys
 
-__all__ = ["FUNCTIONS", "NUMBER", "block_of", "call_name", "dotted_name", "last", "last_line",
-           "method", "names_in", "parameter_names", "same_arm", "self_named", "string_of",
-           "targets", "update_hooks", "walk", "with_contexts"]
+__all__ = ["FUNCTIONS", "NUMBER", "block_of", "call_name", "children", "dotted_name", "last",
+           "last_line", "method", "names_in", "nodes_in", "parameter_names", "same_arm",
+           "self_named", "string_of", "targets", "update_hooks", "walk", "with_contexts"]
 
 _STRINGS = (str, type(u""))  # (Python 2: a unicode literal too)
 
@@ -86,7 +86,31 @@ def last(name):
 
 def last_line(node):
     """The last line of ``node`` (a loop with its whole body)."""
-    return max(getattr(n, "lineno", 0) for n in ast.walk(node))
+    return max(getattr(n, "lineno", 0) for n in nodes_in(node))
+
+
+def children(node):
+    """``ast.iter_child_nodes(node)`` as a list, kept on the node."""
+    try:
+        return node._gac_children
+    except AttributeError:
+        node._gac_children = list(ast.iter_child_nodes(node))
+        return node._gac_children
+
+
+def nodes_in(node):
+    """``ast.walk(node)`` as a list, in its order, kept on the node: the
+    checks walk the same statements and loops many times."""
+    try:
+        return node._gac_nodes
+    except AttributeError:
+        pass
+    nodes, at = [node], 0
+    while at < len(nodes):
+        nodes.extend(children(nodes[at]))
+        at += 1
+    node._gac_nodes = nodes
+    return nodes
 
 
 def walk(node, stop=()):
@@ -95,7 +119,7 @@ def walk(node, stop=()):
     while todo:
         current = todo.pop()
         yield current
-        for child in ast.iter_child_nodes(current):
+        for child in children(current):
             if not isinstance(child, stop):
                 todo.append(child)
 
@@ -110,7 +134,7 @@ FUNCTIONS = tuple(t for t in (getattr(ast, "FunctionDef", None),
                                getattr(ast, "AsyncFunctionDef", None),
                                getattr(ast, "Lambda", None)) if t is not None)
 def names_in(node):
-    return set(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+    return set(n.id for n in nodes_in(node) if isinstance(n, ast.Name))
 
 
 def targets(node):
@@ -121,7 +145,7 @@ def targets(node):
         targets = [node.target]
     else:
         return set()
-    return set(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return set(n.id for t in targets for n in nodes_in(t) if isinstance(n, ast.Name))
 
 
 def fetched_in_place(target, value):
@@ -139,7 +163,7 @@ def self_named(tree):
     it something else (``def compute_gradients(own, loss)``), in place, so
     that the checks follow ``own.accum_vars`` as they follow ``self.``;
     lines do not move. Static and class methods keep theirs."""
-    for cls in (c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)):
+    for cls in (c for c in nodes_in(tree) if isinstance(c, ast.ClassDef)):
         for function in (f for f in cls.body if isinstance(f, FUNCTIONS[:-1]) and f.args.args):
             if any(dotted_name(d) in ("staticmethod", "classmethod")
                    for d in function.decorator_list):
@@ -148,7 +172,7 @@ def self_named(tree):
             name = getattr(first, "arg", None) or getattr(first, "id", None)
             if name in (None, "self"):
                 continue
-            for node in ast.walk(function):
+            for node in nodes_in(function):
                 if isinstance(node, ast.Name) and node.id == name:
                     node.id = "self"
                 elif getattr(node, "arg", None) == name and not isinstance(node, ast.keyword):
@@ -170,5 +194,5 @@ def same_arm(branch, one, other):
     """``one`` and ``other`` are in the same arm of the ``if`` ``branch``."""
     if branch is None:
         return False
-    inside = lambda node, arm: any(n is node for s in arm for n in ast.walk(s))
+    inside = lambda node, arm: any(n is node for s in arm for n in nodes_in(s))
     return any(inside(one, arm) and inside(other, arm) for arm in (branch.body, branch.orelse))

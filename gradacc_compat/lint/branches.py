@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 import re
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, nodes_in
 from gradacc_compat.lint.counters import graph_step
 from gradacc_compat.lint.exprs import accumulation, increment, no_accumulation, number
 from gradacc_compat.lint.scopes import RUNS
@@ -37,9 +37,9 @@ def skipped_steps(index, report):
         position = applying.get(ast.dump(predicate))
         if position is None or _overflow_test(index, predicate, call):
             continue  # (skipping the apply on an overflow is no micro-step)
-        counted = set(dotted_name(n) for n in ast.walk(predicate))
+        counted = set(dotted_name(n) for n in nodes_in(predicate))
         tested = set(dotted_name(n) for t in _with_bindings(index, predicate, call)
-                     for n in ast.walk(t))
+                     for n in nodes_in(t))
         skip = cond_branches(call)[1 - position]
         applied = _runs(index, cond_branches(call)[position])
         for node in _runs(index, skip):
@@ -97,9 +97,9 @@ def double_counted(index, report):
         if branches[0] is None:
             continue
         predicate = _predicate(call)
-        tests = [predicate] + [value for n in ast.walk(predicate) if isinstance(n, ast.Name)
+        tests = [predicate] + [value for n in nodes_in(predicate) if isinstance(n, ast.Name)
                                for value, _ in index.values_of(n.id, call)]
-        if "self.iterations" not in set(dotted_name(n) for t in tests for n in ast.walk(t)):
+        if "self.iterations" not in set(dotted_name(n) for t in tests for n in nodes_in(t)):
             continue
         parent = any(isinstance(n, ast.Call) and method(n) == "apply_gradients"
                      and isinstance(n.func, ast.Attribute) and method(n.func.value) == "super"
@@ -115,14 +115,14 @@ def double_counted(index, report):
 def _overflow_test(index, predicate, call):
     """The test skips the update when the gradients overflow (``tf.is_inf``,
     ``has_nans``; mixed precision), read through the names it is made of."""
-    words = set(w for t in _with_bindings(index, predicate, call) for n in ast.walk(t)
+    words = set(w for t in _with_bindings(index, predicate, call) for n in nodes_in(t)
                 for w in re.split(r"[._]", (dotted_name(n) or "").lower()))
     return bool(words & _OVERFLOW)
 
 
 def _with_bindings(index, predicate, call):
     """The predicate and what the names in it are bound to (one hop)."""
-    return [predicate] + [value for n in ast.walk(predicate) if isinstance(n, ast.Name)
+    return [predicate] + [value for n in nodes_in(predicate) if isinstance(n, ast.Name)
                           for value, _ in index.values_of(n.id, call)]
 
 
@@ -167,7 +167,7 @@ def _runs(index, branch, hops=2):
     if function is None:
         return []
     found = list(index.statements_of(function)) if not isinstance(function, ast.Lambda) \
-        else list(ast.walk(function.body))
+        else list(nodes_in(function.body))
     for node in list(found):
         if not (hops and isinstance(node, ast.Call)):
             continue
@@ -180,7 +180,7 @@ def _runs(index, branch, hops=2):
             if callee is not None and not isinstance(callee, ast.Lambda):
                 found += _runs(index, ref, hops - 1)
             elif isinstance(ref, ast.Lambda):
-                found += list(ast.walk(ref.body))
+                found += list(nodes_in(ref.body))
     return found
 
 
@@ -198,13 +198,13 @@ def else_counts(index, report):
     others, so it counts every micro-step."""
     for node in (n for n in index.nodes if isinstance(n, ast.If) and n.orelse
                  and not (accumulation(n.test) or no_accumulation(n.test))):
-        body = [n for s in node.body for n in ast.walk(s)]  # (a cycle's test, not a path's)
+        body = [n for s in node.body for n in nodes_in(s)]  # (a cycle's test, not a path's)
         calls = [n for n in body if isinstance(n, ast.Call)]
         if not any(method(c) in _APPLIES for c in calls) and not any(
                 _applies(index, c.func) for c in calls if isinstance(c.func, ast.Attribute)
                 and dotted_name(c.func.value) == "self"):
             continue
-        for other in (n for s in node.orelse for n in ast.walk(s)):
+        for other in (n for s in node.orelse for n in nodes_in(s)):
             counter = increment(other)
             if counter and not any(increment(n) == counter for n in body):
                 report(other, "GAC107", counter,

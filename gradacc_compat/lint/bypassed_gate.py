@@ -17,7 +17,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, nodes_in
 
 __all__ = ["bypassed_gates"]
 
@@ -30,15 +30,15 @@ def bypassed_gates(index, report):
     for cls in (c for c in index.nodes if isinstance(c, ast.ClassDef)):
         methods = dict((f.name, f) for f in cls.body if isinstance(f, ast.FunctionDef))
         gates = dict((f.name, _added(f)) for f in methods.values() if f.name not in _HOOKS
-                     and any(method(c) == "cond" for c in ast.walk(f)) and _added(f))
+                     and any(method(c) == "cond" for c in nodes_in(f)) and _added(f))
         routed = [h for h in _HOOKS if h in methods and _calls(methods[h], gates)]
         if not gates or not routed:
             continue
         for hook in (methods[h] for h in _HOOKS if h in methods and h not in routed):
-            applies = [c for r in ast.walk(hook) if isinstance(r, ast.Return) and r.value
-                       for c in ast.walk(r.value) if isinstance(c, ast.Call)
+            applies = [c for r in nodes_in(hook) if isinstance(r, ast.Return) and r.value
+                       for c in nodes_in(r.value) if isinstance(c, ast.Call)
                        and "apply" in (method(c) or "") and method(c) not in _HOOKS]
-            if applies and not any(method(c) == "cond" for c in ast.walk(hook)):
+            if applies and not any(method(c) == "cond" for c in nodes_in(hook)):
                 gate = sorted(gates)[0]
                 report(applies[0], "GAC102", gates[gate], ": `%s` applies directly, past the "
                        "class's own gate `%s` that `%s` goes through" % (hook.name, gate,
@@ -48,7 +48,7 @@ def bypassed_gates(index, report):
 def _added(function):
     """The name of the slot ``function`` adds to (``tf.assign_add(acc, g)``,
     ``acc.assign_add(g)``), else None."""
-    for call in (c for c in ast.walk(function) if isinstance(c, ast.Call)):
+    for call in (c for c in nodes_in(function) if isinstance(c, ast.Call)):
         if method(call) == "assign_add":
             target = call.args[0] if dotted_name(call.func) in (
                 "tf.assign_add", "tf.compat.v1.assign_add", "state_ops.assign_add") and call.args \
@@ -62,7 +62,7 @@ def _added(function):
 def _calls(function, names):
     """``function`` calls (or hands on) ``self.<name>`` for one of ``names``."""
     return any(isinstance(n, ast.Attribute) and dotted_name(n.value) == "self"
-               and n.attr in names for n in ast.walk(function))
+               and n.attr in names for n in nodes_in(function))
 
 
 def _branch_also_called(index, report):

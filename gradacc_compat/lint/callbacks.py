@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, nodes_in
 from gradacc_compat.lint.exprs import GRADIENT_CALLS
 
 __all__ = ["applied_beside_fit", "skipped_by_returning"]
@@ -31,16 +31,16 @@ def _callbacks(index):
 
 def applied_beside_fit(index, report):
     for cls, hooks in _callbacks(index):
-        applies = [n for f in hooks for n in ast.walk(f) if isinstance(n, ast.Call)
+        applies = [n for f in hooks for n in nodes_in(f) if isinstance(n, ast.Call)
                    and method(n) == "apply_gradients"
                    and (dotted_name(n.func) or "").startswith("self.model.")]
         sums = [a for a in index.accumulates if any(a.node is n for f in hooks
-                                                    for n in ast.walk(f))]
+                                                    for n in nodes_in(f))]
         if not applies or not sums:
             continue
         fits = [c for c in index.calls if method(c) == "fit" and isinstance(c.func, ast.Attribute)
                 and any(isinstance(n, ast.Name) for k in c.keywords if k.arg == "callbacks"
-                        for n in ast.walk(k.value))]
+                        for n in nodes_in(k.value))]
         report(min(fits, key=lambda c: c.lineno) if fits else applies[0], "GAC102",
                sums[0].key[-1], ": `fit`'s own train step applies the compiled optimizer on "
                "every batch, and the callback `%s` applies its sums on top" % cls.name)
@@ -50,10 +50,10 @@ def skipped_by_returning(index, report):
     for cls, hooks in _callbacks(index):
         if "accumulat" not in cls.name.lower():
             continue
-        calls = [method(n) for n in ast.walk(cls) if isinstance(n, ast.Call)]
+        calls = [method(n) for n in nodes_in(cls) if isinstance(n, ast.Call)]
         if any(c in GRADIENT_CALLS + ("apply_gradients", "assign_add") for c in calls):
             continue  # (it sums or applies something of its own)
-        returns = [n for f in hooks for n in ast.walk(f) if isinstance(n, ast.Return)
+        returns = [n for f in hooks for n in nodes_in(f) if isinstance(n, ast.Return)
                    and any(isinstance(up, ast.If) for up in index.ancestors(n))]
         if returns:
             report(returns[0], "GAC102", cls.name, ": a callback cannot skip `fit`'s update by "

@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import HELPER_ADDS, label
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, nodes_in
 from gradacc_compat.lint.exprs import loads, number
 
 __all__ = ["clipped_each"]
@@ -24,7 +24,7 @@ def clipped_each(index, report, add, reported):
         return
     for expr in index.sources(add.value, add.value, depth=6)[1] \
             + _attributes_set_before(index, add) + _helper_methods(index, add):
-        for node in ast.walk(expr):
+        for node in nodes_in(expr):
             if isinstance(node, ast.Call) and "clip" in (method(node) or "") \
                     and not _probability_clamp(node):
                 if ("GAC106", node.lineno) not in reported:

@@ -13,7 +13,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, last_line, method, with_contexts
+from gradacc_compat.lint.ast_helpers import (NUMBER, dotted_name, last_line, method, nodes_in,
+                                             with_contexts)
 from gradacc_compat.lint.exprs import (any_increment, divides_by_n, increment, literal, made_zero,
                                        mod_parts, number)
 
@@ -33,7 +34,7 @@ def own_iterations(index, report):
     for cls in index.nodes:
         if not isinstance(cls, ast.ClassDef):
             continue
-        calls = [n for n in ast.walk(cls) if isinstance(n, ast.Call)
+        calls = [n for n in nodes_in(cls) if isinstance(n, ast.Call)
                  and isinstance(n.func, ast.Attribute) and n.func.attr in supers
                  and isinstance(n.func.value, ast.Call) and method(n.func.value) == "super"]
         # (said where it hands the counter over, or a count of cycles made
@@ -42,12 +43,12 @@ def own_iterations(index, report):
                     or (method(n) == "assign" and isinstance(n.func, ast.Attribute)
                         and (dotted_name(n.func.value) or "").endswith(".iterations")
                         and dotted_name(n.func.value) != "self.iterations" and n.args
-                        and any(dotted_name(m) == "self.iterations" for m in ast.walk(n.args[0])))
-                    for n in ast.walk(cls))
+                        and any(dotted_name(m) == "self.iterations" for m in nodes_in(n.args[0])))
+                    for n in nodes_in(cls))
         if not calls or hands or _advances_own(cls, ("assign_add",)) or all(
                 index.branch_call(index.function_of(c)) is not None for c in calls):
             continue  # (a parent's update run only as a cycle's branch counts cycles)
-        tests = [node for node, parts in ((n, mod_parts(n)) for n in ast.walk(cls))
+        tests = [node for node, parts in ((n, mod_parts(n)) for n in nodes_in(cls))
                  if parts and _reads_iterations(parts[0])
                  and divides_by_n(ast.BinOp(left=parts[0], op=ast.Div(), right=parts[1]))]
         # (one finding per class: at the test beside the parent's update, where
@@ -75,21 +76,21 @@ def decayed_lr(index, report):
     schedule reads ``iterations``, which advances every micro-step (even
     where the bias correction counts cycles)."""
     for cls in (c for c in index.nodes if isinstance(c, ast.ClassDef)):
-        decays = [n for n in ast.walk(cls) if isinstance(n, ast.Call)
+        decays = [n for n in nodes_in(cls) if isinstance(n, ast.Call)
                   and dotted_name(n.func) == "self._decayed_lr"]
         if not decays or _advances_own(cls, ("assign_add", "assign_sub")):
             continue
         counts, grown = set(["self.iterations"]), True
         while grown:
             size = len(counts)
-            counts |= set(dotted_name(t) for n in ast.walk(cls) if isinstance(n, ast.Assign)
-                          and any(dotted_name(m) in counts for m in ast.walk(n.value))
+            counts |= set(dotted_name(t) for n in nodes_in(cls) if isinstance(n, ast.Assign)
+                          and any(dotted_name(m) in counts for m in nodes_in(n.value))
                           for t in n.targets if dotted_name(t))
             grown = len(counts) > size
         if any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mod, ast.FloorDiv))
-               and any(dotted_name(m) in counts for m in ast.walk(n.left))
+               and any(dotted_name(m) in counts for m in nodes_in(n.left))
                and divides_by_n(ast.BinOp(left=n.left, op=ast.Div(), right=n.right))
-               for n in ast.walk(cls)):
+               for n in nodes_in(cls)):
             report(decays[0], "GAC107", "self.iterations",
                    "the learning-rate schedule `_decayed_lr` reads, in the update")
 
@@ -102,7 +103,7 @@ def _advances_own(cls, moves):
         or (isinstance(n, ast.Call) and method(n) in moves
             and isinstance(n.func, ast.Attribute)
             and dotted_name(n.func.value) == "self.iterations")
-        for n in ast.walk(cls))
+        for n in nodes_in(cls))
 
 
 def aliased_iterations(index, report):
@@ -114,7 +115,7 @@ def aliased_iterations(index, report):
         if not isinstance(cls, ast.ClassDef) or not any(
                 any(up is cls for up in index.ancestors(a.node)) for a in index.accumulates):
             continue
-        for node in ast.walk(cls):
+        for node in nodes_in(cls):
             if isinstance(node, ast.Assign) and dotted_name(node.value) == "self.iterations" \
                     and any((dotted_name(t) or "").endswith("._iterations")
                             and dotted_name(t) != "self._iterations" for t in node.targets):
@@ -135,7 +136,7 @@ def _user_variables(index):
                       and isinstance(n.value, NUMBER) for t in n.targets)
         # (a call inside a log's arguments logs too: ``tf.summary.scalar('lr',
         # optimizer.learning_rate(step))`` reads the schedule to show it)
-        logged = set(id(n) for c in index.calls if method(c) in _LOGS for n in ast.walk(c)
+        logged = set(id(n) for c in index.calls if method(c) in _LOGS for n in nodes_in(c)
                      if n is not c)
         handed = set(dotted_name(a) for c in index.calls if method(c) not in _LOGS
                      and id(c) not in logged
@@ -182,10 +183,10 @@ def _only_cycles(index, node, counter):
     cls = index.class_of(node)
     if counter != "self.iterations" or cls is None or any(
             method(n) in ("get_updates", "apply_gradients", "_resource_apply_dense")
-            for n in ast.walk(cls) if isinstance(n, ast.Call)):
+            for n in nodes_in(cls) if isinstance(n, ast.Call)):
         return False
     parents = index.parents
-    for read in (n for n in ast.walk(cls) if isinstance(n, ast.Attribute)
+    for read in (n for n in nodes_in(cls) if isinstance(n, ast.Attribute)
                  and dotted_name(n) == counter and isinstance(n.ctx, ast.Load)):
         up, inner = parents.get(read), read
         if isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add):  # ((it + 1) % N)
@@ -207,7 +208,7 @@ def _with_apply(index, node):
         parts = list(up.args) if isinstance(up, ast.Call) and method(up) == "group" \
             else with_contexts(up)
         if any(id(n) in applies or (isinstance(n, ast.Name) and n.id in bound)
-               for p in parts for n in ast.walk(p)):
+               for p in parts for n in nodes_in(p)):
             return True
     return False
 
@@ -235,7 +236,7 @@ def never_advanced(index, test, name):
     tree = index.class_of(test) or index.tree
     parents = index.parents
     made = False
-    for node in ast.walk(tree):
+    for node in nodes_in(tree):
         if not (isinstance(node, ast.Attribute) and dotted_name(node) == name):
             continue
         parent = parents.get(node)

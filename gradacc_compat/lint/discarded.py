@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import method, parameter_names
+from gradacc_compat.lint.ast_helpers import method, nodes_in, parameter_names
 from gradacc_compat.lint.exprs import is_division, number
 
 __all__ = ["thrown_away_means", "thrown_away_resets"]
@@ -33,7 +33,7 @@ def thrown_away_means(index, report):
         function = index.function_of(statement)
         for apply in index.applies:
             if apply.function is function and apply.node.lineno > statement.lineno and any(
-                    isinstance(n, ast.Name) and n.id == name for n in ast.walk(apply.node)):
+                    isinstance(n, ast.Name) and n.id == name for n in nodes_in(apply.node)):
                 report(apply.node, "GAC101", name)
                 break
 
@@ -63,7 +63,7 @@ def thrown_away_resets(index, report):
         name = test.left.id
         gated = [a for a in index.accumulates if any(
             isinstance(n, ast.Name) and n.id == name for _, t in index.guards(a.node)
-            for n in ast.walk(t))]
+            for n in nodes_in(t))]
         if gated:
             report(statement, "GAC109", "`%s == %s` compares and is thrown away: `%s` is "
                    "never set back, so the sums `%s` are never restarted"

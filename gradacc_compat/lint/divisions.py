@@ -10,8 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import (dotted_name, method, parameter_names, string_of,
-                                              update_hooks)
+from gradacc_compat.lint.ast_helpers import (dotted_name, method, nodes_in, parameter_names,
+                                             string_of, update_hooks)
 from gradacc_compat.lint.exprs import accumulation, divides_by_n, is_division, loads, n_names
 from gradacc_compat.lint.plain_steps import one_step_arm
 from gradacc_compat.lint.accumulates import HELPER_ADDS, HELPER_READS
@@ -40,7 +40,7 @@ def _subtracted(index, expr, chain):
             and isinstance(bound.targets[0], ast.Name)):
         return False
     name = bound.targets[0].id
-    uses = [(n, e) for e in chain if isinstance(e, ast.AST) for n in ast.walk(e)
+    uses = [(n, e) for e in chain if isinstance(e, ast.AST) for n in nodes_in(e)
             if isinstance(n, ast.Name) and n.id == name]
     return bool(uses) and all(
         isinstance(index.parents.get(n), ast.BinOp) and isinstance(index.parents[n].op, ast.Sub)
@@ -112,7 +112,7 @@ def _on_every_path(index, expr, at, depth, bound, walking):
         guards = [up.lineno for d, (_, node) in zip(divided, values) if d
                   for up in index.ancestors(node) if isinstance(up, ast.If)
                   and accumulation(up.test) and any(node is n for s in up.body
-                                                    for n in ast.walk(s))]
+                                                    for n in nodes_in(s))]
         if guards:
             kept = [i for i, (_, node) in enumerate(values) if node.lineno >= min(guards)]
             divided, values = [divided[i] for i in kept], [values[i] for i in kept]
@@ -191,7 +191,7 @@ def _lr_compensated(index):
         name = (dotted_name(target) or "").split(".")[-1].lower() if target is not None else ""
         if not ("lr" in name.split("_") or "learning_rate" in name) or value is None:
             continue
-        divisors = [dotted_name(n.right) or "" for n in ast.walk(value)
+        divisors = [dotted_name(n.right) or "" for n in nodes_in(value)
                     if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
         if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Div):
             divisors.append(dotted_name(node.value) or "")
@@ -211,7 +211,7 @@ def in_update_hook(index, apply):
     for hook in update_hooks(index.class_of(apply.node)):
         grad = (parameter_names(hook)[1:2] or [None])[0]
         if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)
-               and dotted_name(n.left) == grad for n in ast.walk(hook)):
+               and dotted_name(n.left) == grad for n in nodes_in(hook)):
             return True
     return False
 
@@ -225,7 +225,7 @@ def divides(index, expr):
     keyed = index.memo("keyed divisions", lambda: _keyed_divisions(index))
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and any(
         isinstance(side, ast.Subscript) and string_of(side.slice) in keyed
-        for side in (n.left, n.right)) for n in ast.walk(expr))
+        for side in (n.left, n.right)) for n in nodes_in(expr))
 
 
 def _keyed_divisions(index):
@@ -274,13 +274,13 @@ def _helper_divides(index, add):
     made = [classes.get(name) for name in index.memo("made by calls", lambda: _made_by_calls(
         index)).get(receiver, ())] if receiver else []
     for cls in (c for c in made if c is not None):
-        halves = dict((dotted_name(t), n.value) for n in ast.walk(cls)
+        halves = dict((dotted_name(t), n.value) for n in nodes_in(cls)
                       if isinstance(n, ast.Assign) for t in n.targets)
         for inner in index.accumulates:
             if inner.function is None or index.class_of(inner.function) is not cls:
                 continue
             exprs = index.sources(inner.value, inner.value)[1]
-            read = set(dotted_name(n) for e in exprs for n in ast.walk(e))
+            read = set(dotted_name(n) for e in exprs for n in nodes_in(e))
             if any(divides(index, e) for e in exprs) or any(
                     name in halves and is_division(halves[name]) for name in read):
                 return True
@@ -301,7 +301,7 @@ def _made_by_calls(index):
 def _divided_before(index, add):
     """``grad /= N`` on the name ``add`` adds, earlier in its function, or
     ``grads[i] = grads[i] / N`` (``= self.scale * grads[i]``) on an item of it."""
-    names = set(n.id for n in ast.walk(add.value) if isinstance(n, ast.Name))
+    names = set(n.id for n in nodes_in(add.value) if isinstance(n, ast.Name))
     divisions = index.memo(("/=", id(add.function)), lambda: [
         (n.target.id, n) for n in index.statements_of(add.function)
         if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Div)

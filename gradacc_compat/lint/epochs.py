@@ -16,7 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, last_line, method
+from gradacc_compat.lint.ast_helpers import dotted_name, last_line, method, nodes_in
 from gradacc_compat.lint.counters import counts_across
 from gradacc_compat.lint.even_epochs import loop_divides_evenly
 from gradacc_compat.lint.gates import always_true, frozen
@@ -36,7 +36,7 @@ def carried_cycles(index, report):
         return  # (a script's top level may apply too: its loops are read below)
     gated = set(f for f, is_gated in applying.items() if is_gated)
     for outer in (n for n in index.nodes if isinstance(n, ast.For) and _epochs(n)):
-        for inner in (n for n in ast.walk(outer) if isinstance(n, LOOPS)
+        for inner in (n for n in nodes_in(outer) if isinstance(n, LOOPS)
                       and index.loop_of(n) is outer):
             name = _cycles_in(index, inner, applying, gated)
             flush = _applied_after(index, inner, outer, applying) if name else None
@@ -75,7 +75,7 @@ def _epoch_method(index, outer, applying, gated, report):
                 or _applied_after(index, call, caller, applying) is not None:
             continue
         if depth > 1:
-            todo += [(callee, n, depth - 1) for n in ast.walk(callee) if isinstance(n, ast.Call)
+            todo += [(callee, n, depth - 1) for n in nodes_in(callee) if isinstance(n, ast.Call)
                      and index.function_of(n) is callee and index.loop_of(n) is None]
         for loop in (s for s in callee.body if isinstance(s, ast.For)):
             name = _cycles_in(index, loop, applying, gated)
@@ -92,7 +92,7 @@ def _epoch_method(index, outer, applying, gated, report):
 def _restarted_before(function, loop, name):
     """``function`` makes ``name`` anew, or runs something named for zeroing
     or resetting (``sess.run(self.zero_ops)``), before ``loop``: no carry."""
-    before = [n for s in function.body if s.lineno < loop.lineno for n in ast.walk(s)]
+    before = [n for s in function.body if s.lineno < loop.lineno for n in nodes_in(s)]
     return any(isinstance(m, ast.Assign) and any(
         (dotted_name(t) or "").split(".")[-1] == name for t in m.targets) for m in before) or any(
         word in (dotted_name(n) or "").lower() for n in before
@@ -129,10 +129,10 @@ def _zeroed_after(index, loop, function):
     calls, a ``tf.cond`` branch too), or None."""
     end = last_line(loop)
     for statement in (s for s in function.body if s.lineno > end):
-        calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call)]
+        calls = [n for n in nodes_in(statement) if isinstance(n, ast.Call)]
         bodies = calls + [index.callee(c) for c in calls if index.callee(c) is not None]
         if any(method(n) == "assign" and n.args and made_zero(n.args[0])
-               for b in bodies for n in ast.walk(b)):
+               for b in bodies for n in nodes_in(b)):
             return statement
     return None
 
@@ -188,8 +188,8 @@ def _calls_of(index, function):
 
 
 def _epochs(loop):
-    words = " ".join(dotted_name(n) or "" for n in ast.walk(loop.target)) + " " + \
-        " ".join(dotted_name(n) or "" for n in ast.walk(loop.iter))
+    words = " ".join(dotted_name(n) or "" for n in nodes_in(loop.target)) + " " + \
+        " ".join(dotted_name(n) or "" for n in nodes_in(loop.iter))
     return "epoch" in words.lower()
 
 
@@ -199,7 +199,7 @@ def _cycles_in(index, inner, applying, gated):
     function that applies) under a condition of the loop."""
     # (and the calls in the lambdas a ``tf.cond`` of the loop runs)
     lambdas = [n for c in index.statements_of(inner) if method(c) == "cond"
-               for b in c.args[1:3] if isinstance(b, ast.Lambda) for n in ast.walk(b.body)]
+               for b in c.args[1:3] if isinstance(b, ast.Lambda) for n in nodes_in(b.body)]
     for node in list(index.statements_of(inner)) + lambdas:
         callee = called(index, node) if isinstance(node, ast.Call) else None
         if callee is not None and _sums_made_per_call(index, callee):
@@ -280,13 +280,13 @@ def _counts_on(index, inner, outer, applying):
     N: ... else: <apply>``) in ``inner`` around a run of a function that
     applies, for a count that runs on across epochs
     (``counters.counts_across``); else ``(None, None)``."""
-    for branch in (n for n in ast.walk(inner) if isinstance(n, ast.If) and any(
+    for branch in (n for n in nodes_in(inner) if isinstance(n, ast.If) and any(
             isinstance(c, ast.Call) and id(called(index, c)) in applying
-            for s in n.body + n.orelse for c in ast.walk(s))):
-        parts = next((mod_parts(n) for n in ast.walk(branch.test)
+            for s in n.body + n.orelse for c in nodes_in(s))):
+        parts = next((mod_parts(n) for n in nodes_in(branch.test)
                       if isinstance(n, ast.BinOp) and mod_parts(n)), None)
         counter = parts[0] if parts else next(
-            (n.left for n in ast.walk(branch.test) if isinstance(n, ast.Compare)
+            (n.left for n in nodes_in(branch.test) if isinstance(n, ast.Compare)
              and isinstance(n.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq))), None)
         counter = counter.id if isinstance(counter, ast.Name) else None
         if counter and counts_across(index, counter, outer):
@@ -305,7 +305,7 @@ def _resets(node, name):
 def _made_anew(index, name, inner, outer):
     """``name = ...`` in the epoch's loop itself, before the batches' loop
     (the last such statement), or None."""
-    return next((n for n in sorted(ast.walk(outer), key=lambda n: -getattr(n, "lineno", 0))
+    return next((n for n in sorted(nodes_in(outer), key=lambda n: -getattr(n, "lineno", 0))
                  if isinstance(n, ast.Assign) and n.lineno < inner.lineno
                  and index.loop_of(n) is outer
                  and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)), None)

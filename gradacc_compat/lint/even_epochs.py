@@ -15,7 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method, parameter_names
+from gradacc_compat.lint.ast_helpers import dotted_name, method, nodes_in, parameter_names
 from gradacc_compat.lint.exprs import first_value, number
 
 __all__ = ["divides_evenly", "loop_divides_evenly"]
@@ -37,9 +37,9 @@ def loop_divides_evenly(index, loop):
     """``loop`` walks a dataset of known size batched by a number, a
     multiple of the one N its ``% N`` tests compare with."""
     batches = _loop_batches(index, loop.iter, 3)
-    ns = set(_n_of(index, n.test, None) for n in ast.walk(loop) if isinstance(n, ast.If)
+    ns = set(_n_of(index, n.test, None) for n in nodes_in(loop) if isinstance(n, ast.If)
              and any(isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod)
-                     for m in ast.walk(n.test)))
+                     for m in nodes_in(n.test)))
     ns.discard(None)
     return batches is not None and len(ns) == 1 and batches % ns.pop() == 0
 
@@ -97,15 +97,15 @@ def _rows(index, expr, hops):
 def _n_of(index, gate, cls):
     values = set()
     # (``apply_now = tf.equal(self.count, ACCUM_STEPS)``, ``ACCUM_STEPS = 4``)
-    parts = list(ast.walk(gate)) + [n for name in ast.walk(gate) if isinstance(name, ast.Name)
+    parts = list(nodes_in(gate)) + [n for name in nodes_in(gate) if isinstance(name, ast.Name)
                                     for value, _ in index.values_of(name.id, gate)
-                                    for n in ast.walk(value)]
+                                    for n in nodes_in(value)]
     values.update(number(_unwrapped(v)) for name in parts if isinstance(name, ast.Name)
                   for v, _ in index.values_of(name.id, gate)
                   if (number(_unwrapped(v)) or 0) > 1)
     for attribute in (n for n in parts if isinstance(n, ast.Attribute) and cls is not None
                       and dotted_name(n.value) == "self"):
-        for node in ast.walk(cls):
+        for node in nodes_in(cls):
             if isinstance(node, ast.Assign) and any(
                     dotted_name(t) == dotted_name(attribute) for t in node.targets):
                 value = _unwrapped(node.value)
@@ -159,13 +159,13 @@ def _size(index, expr, hops):
     """The training examples ``expr`` holds: a Keras dataset's first split,
     followed back through names bound by ``load_data()`` and calls that
     keep the examples (``tf.divide(x_train, 255)``)."""
-    for call in (c for c in ast.walk(expr) if isinstance(c, ast.Call)):
+    for call in (c for c in nodes_in(expr) if isinstance(c, ast.Call)):
         parts = (dotted_name(call.func) or "").split(".")
         if parts[-1] == "load_data" and len(parts) > 1 and parts[-2] in _SIZES:
             return _SIZES[parts[-2]]
     if hops <= 0:
         return None
-    for name in (n for n in ast.walk(expr) if isinstance(n, ast.Name)):
+    for name in (n for n in nodes_in(expr) if isinstance(n, ast.Name)):
         if "test" in name.id or "val" in name.id:
             return None
         for value, _ in index.values_of(name.id, name):

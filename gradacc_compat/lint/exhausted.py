@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, last_line, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, last_line, method, nodes_in
 from gradacc_compat.lint.branches import branch_function
 from gradacc_compat.lint.flags import switched_off
 from gradacc_compat.lint.scopes import RUNS
@@ -39,16 +39,16 @@ def _endless_source(index, expr, hops):
     what its names are bound to (``hops`` bindings back: a parameter to its
     callers' arguments, ``d = strategy.experimental_distribute_dataset(d)``,
     ``d, n = make_dataset(mode="train")``)."""
-    for call in (c for c in ast.walk(expr) if isinstance(c, ast.Call)):
+    for call in (c for c in nodes_in(expr) if isinstance(c, ast.Call)):
         maker = index.callee(call)
         if _repeats(call) or maker is not None and any(
                 _repeats(c) and not switched_off(index.ancestors, c, maker, call)
-                for c in ast.walk(maker)):
+                for c in nodes_in(maker)):
             return True
-    called = set(id(c.func) for c in ast.walk(expr) if isinstance(c, ast.Call))
+    called = set(id(c.func) for c in nodes_in(expr) if isinstance(c, ast.Call))
     return hops > 0 and any(
         _endless_source(index, value, hops - 1)
-        for name in ast.walk(expr) if isinstance(name, ast.Name) and id(name) not in called
+        for name in nodes_in(expr) if isinstance(name, ast.Name) and id(name) not in called
         for value, _ in index.values_of(name.id, name)
         # (what a maker returns is read above, with the call's arguments)
         if not any(isinstance(up, ast.Return) for up in index.ancestors(value)))
@@ -65,7 +65,7 @@ def ran_out(index, report):
     if not adds:
         return
     for handler in (n for n in index.nodes if isinstance(n, ast.ExceptHandler)):
-        names = [dotted_name(n) or "" for n in ast.walk(handler.type)] if handler.type else []
+        names = [dotted_name(n) or "" for n in nodes_in(handler.type)] if handler.type else []
         if not any(name.split(".")[-1] in _ENDS for name in names):
             continue
         guarded = index.parents.get(handler)
@@ -90,7 +90,7 @@ def _from_endless(index, guarded):
 def _reached(index, statements, adds, hops):
     """The accumulate the calls in ``statements`` reach (``hops`` calls
     down, through ``strategy.run(fn, ...)`` too), or None."""
-    for call in (n for s in statements for n in ast.walk(s) if isinstance(n, ast.Call)):
+    for call in (n for s in statements for n in nodes_in(s) if isinstance(n, ast.Call)):
         handed = branch_function(index, call.args[0], call) \
             if method(call) in RUNS and call.args else None
         for callee in (index.callee(call), handed) + tuple(_aliased(index, call)):
@@ -120,7 +120,7 @@ def _flushed_after(index, guarded):
 def _settles(index, statements, hops):
     """Whether ``statements`` apply or reset anything (a call of the file's
     that does, ``hops`` deep)."""
-    for call in (n for s in statements for n in ast.walk(s) if isinstance(n, ast.Call)):
+    for call in (n for s in statements for n in nodes_in(s) if isinstance(n, ast.Call)):
         if method(call) in _SETTLES:
             return True
         callee = index.callee(call)

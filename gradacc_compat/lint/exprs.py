@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 import numbers
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import children, dotted_name, method, nodes_in
 
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
            "counter_name", "divides_by_n", "first_value", "increment", "is_division",
@@ -38,7 +38,7 @@ def outside_gradients(node):
         if isinstance(current, ast.Call) and method(current) in GRADIENT_CALLS:
             todo.append(current.func)
         else:
-            todo.extend(ast.iter_child_nodes(current))
+            todo.extend(children(current))
 
 
 def is_division(node):
@@ -58,7 +58,7 @@ def is_division(node):
 def is_scaling(node):
     """Whether ``node`` divides explicitly (``/``, ``tf.math.divide``, or a
     product with a quotient): a loss scaled by 1/N, not a mean."""
-    for sub in ast.walk(node):
+    for sub in nodes_in(node):
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.Div, ast.FloorDiv)):
             return True
         if isinstance(sub, ast.Call) and method(sub) in _DIVIDES[:5]:
@@ -99,7 +99,7 @@ def loads(node, settings=True):
             yield current
             if isinstance(current, ast.Attribute):
                 continue  # the longest chain names it
-        todo.extend(ast.iter_child_nodes(current))
+        todo.extend(children(current))
 
 
 #: Keyword arguments that set how a value is made, not the value itself.
@@ -170,7 +170,7 @@ def modulo_tested(node, ops=(ast.Eq,)):
 def reads_modulo(node):
     """Whether ``node`` holds an ``X % N`` (or ``tf.math.floormod(X, N)``):
     a test that may decide a cycle."""
-    return any(mod_parts(n) is not None for n in ast.walk(node))
+    return any(mod_parts(n) is not None for n in nodes_in(node))
 
 
 def mod_parts(node):
@@ -251,7 +251,7 @@ def divides_by_n(node, names=()):
                 and len(sub.args) == 2:
             divisor = sub.args[1]
         if divisor is not None and (names_n(divisor) or any(
-                dotted_name(n) in names for n in ast.walk(divisor))):
+                dotted_name(n) in names for n in nodes_in(divisor))):
             return True
         if isinstance(sub, ast.Call) and (method(sub) or "").startswith(
                 ("get_averaged_", "get_average_", "get_mean_")):
@@ -273,7 +273,7 @@ def last_batch(test):
         if isinstance(part, ast.Compare) and any(isinstance(o, (ast.Eq, ast.GtE))
                                                  for o in part.ops):
             words = " ".join((dotted_name(n) or "") + " " + (dotted_name(getattr(n, "func", None))
-                                                             or "") for n in ast.walk(part))
+                                                             or "") for n in nodes_in(part))
             if any(w in words.lower() for w in _LAST_WORDS):
                 return True
     return False
@@ -317,7 +317,7 @@ def _compares_steps(part, forms):
 
 def names_n(node):
     """``node`` names N (``accum_steps``, ``gradient_accumulation_steps[i]``)."""
-    names = [(dotted_name(n) or "").lower() for n in ast.walk(node)]
+    names = [(dotted_name(n) or "").lower() for n in nodes_in(node)]
     words = " ".join(n for n in names if "accum" in n or not n.endswith("step"))
     return any(w in words for w in _N_WORDS)  # (``step``, ``global_step``: counters, no N)
 

@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, string_of
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, nodes_in, string_of
 from gradacc_compat.lint.exprs import compared_to_zero, number
 
 __all__ = ["applied_alone"]
@@ -26,12 +26,12 @@ def applied_alone(index, report):
         finish = methods.get("_finish")
         if finish is None:
             continue
-        assigned = [(_counter(index, methods, n.func.value), n.args[0]) for n in ast.walk(finish)
+        assigned = [(_counter(index, methods, n.func.value), n.args[0]) for n in nodes_in(finish)
                     if method(n) == "assign" and isinstance(n.func, ast.Attribute) and n.args]
         advanced = set(c for c, value in assigned if _plus_one_mod(value))
         counted_up = set(c for c, value in assigned if _plus_one(value)) - advanced
         for counter, made, start in _made(cls):
-            tests = [c for c in ast.walk(cls) if method(c) == "cond" and c.args
+            tests = [c for c in nodes_in(cls) if method(c) == "cond" and c.args
                      and index.function_of(c) is not finish
                      and _tests_zero(index, methods, c.args[0], counter)]
             if not tests:
@@ -52,7 +52,7 @@ def _made(cls):
     ``self._iter = tf.Variable(0)`` or
     ``self._create_non_slot_variable(initial_value=0, name="iter")``
     (``start`` None when not a number)."""
-    for node in ast.walk(cls):
+    for node in nodes_in(cls):
         if isinstance(node, ast.Assign) and method(node.value) in ("Variable", "variable") \
                 and node.value.args:
             for target in node.targets:
@@ -78,7 +78,7 @@ def _counter(index, methods, node, depth=2):
     if isinstance(node, ast.Call) and name is None and depth and (
             dotted_name(node.func) or "").startswith("self."):
         getter = methods.get(dotted_name(node.func)[5:])
-        returns = [r.value for r in ast.walk(getter) if isinstance(r, ast.Return)
+        returns = [r.value for r in nodes_in(getter) if isinstance(r, ast.Return)
                    and r.value is not None] if getter is not None else []
         found = [_counter(index, methods, r, depth - 1) for r in returns]
         return next((f for f in found if f), None)

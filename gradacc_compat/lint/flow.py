@@ -13,8 +13,8 @@ import ast
 from gradacc_compat.lint import parameters, session_runs
 from gradacc_compat.lint.accumulates import HELPER_READS, Accumulate, Accumulates
 from gradacc_compat.lint.apply_calls import is_apply
-from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, method, parameter_names,
-                                             same_arm)
+from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, method, nodes_in,
+                                             parameter_names, same_arm)
 from gradacc_compat.lint.exprs import GRADIENT_CALLS, loads
 from gradacc_compat.lint.returns import returned
 from gradacc_compat.lint.scopes import LOOPS, Scopes
@@ -224,7 +224,7 @@ class Index(Scopes, Accumulates):
         if not ifs:
             return []
         top = ifs[-1]
-        inside = set(id(n) for b in top.orelse for n in ast.walk(b))
+        inside = set(id(n) for b in top.orelse for n in nodes_in(b))
         if top.orelse and any(id(node) in inside for _, node in found):
             return []  # (bound on both arms)
         return [pair for pair in self.values_of(name, top)
@@ -245,7 +245,7 @@ class Index(Scopes, Accumulates):
         the loop, or in the arm of one that also holds ``before``): nothing
         outlives the pass."""
         around = dict((id(up), up) for up in self.ancestors(before))
-        return any(any(method(c) in ("zeros_like", "zeros") for c in ast.walk(n.value))
+        return any(any(method(c) in ("zeros_like", "zeros") for c in nodes_in(n.value))
                    and not any(isinstance(up, ast.If) and not same_arm(
                        around.get(id(up)), n, before) for up in self.ancestors_to(n, loop))
                    for n in self.bound_in_pass(loop, key, before, None))
@@ -279,7 +279,7 @@ class Index(Scopes, Accumulates):
                 [up] if isinstance(up, ast.For) else [])
             for gen in generators:
                 if name in self.memo(("target", id(gen.target)), lambda: set(
-                        n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))):
+                        n.id for n in nodes_in(gen.target) if isinstance(n, ast.Name))):
                     found.append((gen.iter, up))
             if found or isinstance(up, FUNCTIONS):
                 break

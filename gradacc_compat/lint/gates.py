@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, last_line
+from gradacc_compat.lint.ast_helpers import dotted_name, last_line, nodes_in
 from gradacc_compat.lint.exprs import literal
 from gradacc_compat.lint.traced import traced_functions
 
@@ -47,7 +47,7 @@ def misread(index, test, adds):
         return "the flush `... == %s` compares the batch index with the number of epochs, " \
             "not of batches in one: the last partial cycle is applied at the wrong batch, " \
             "or never" % epochs
-    for node in ast.walk(test):
+    for node in nodes_in(test):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 \
                 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
                 and isinstance(node.comparators[0], ast.Call):
@@ -66,7 +66,7 @@ def _variables_index(index, test, adds):
     by a ``for`` loop that adds the gradients to the sums (``for i, g in
     enumerate(grads): buf[i] += g``), ended before the test: the episode's
     count it shadows is not what is read; else None."""
-    for node in ast.walk(test):
+    for node in nodes_in(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) \
                 and isinstance(node.left, ast.Name):
             bound = index.values_of(node.left.id, node)
@@ -104,7 +104,7 @@ def frozen(index, test):
     if function is None or id(function) not in index.memo(
             ("traced",), lambda: traced_functions(index.nodes)):
         return None
-    for node in ast.walk(test):
+    for node in nodes_in(test):
         name = dotted_name(node) if isinstance(node, ast.Attribute) else None
         if not name or not name.startswith("self.") or name.count(".") != 1:
             continue
@@ -112,12 +112,12 @@ def frozen(index, test):
             isinstance(t, ast.Attribute) and t.attr == node.attr for t in n.targets)]
         if values and all(literal(v) is True or literal(v) is False for v in values) and not any(
                 isinstance(n, ast.Assign) and literal(n.value) is True and any(
-                    dotted_name(t) == name for t in n.targets) for n in ast.walk(function)):
+                    dotted_name(t) == name for t in n.targets) for n in nodes_in(function)):
             return name
         if values and all(isinstance(literal(v), int) and not isinstance(literal(v), bool)
                           for v in values) and any(
                 isinstance(n, ast.AugAssign) and dotted_name(n.target) == name
-                for n in ast.walk(function)):
+                for n in nodes_in(function)):
             return name
     return None
 

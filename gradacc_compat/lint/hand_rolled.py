@@ -13,7 +13,7 @@ from gradacc_compat.lint import (applies_counted, divisions, exhausted, flow, ga
                                  masked, micro_steps, parameters, plain_steps, replicas,
                                  schedule, session_runs)
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, parameter_names
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, method, nodes_in, parameter_names
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, divides_by_n, n_names,
                                        names_n, no_accumulation, reads_modulo)
 
@@ -242,14 +242,14 @@ class _Checks(object):
         branch = next((up for up in index.ancestors(apply.node) if isinstance(up, ast.If)), None)
         if branch is None or not adds or index.function_of(branch) is not apply.function:
             return False
-        inside = set(id(n) for s in branch.body for n in ast.walk(s))
+        inside = set(id(n) for s in branch.body for n in nodes_in(s))
         loop = index.loop_of(apply.node)  # (not N adds of a loop of their own, then the apply)
         if not all(id(a.node) in inside and a.node.lineno < apply.node.lineno
                    and self._same_pass(a, loop) for a in adds):
             return False
         return any(isinstance(n, ast.Assign) and n.lineno > apply.node.lineno
                    and any(index.key(t) == a.key for t in n.targets for a in adds)
-                   for s in branch.body for n in ast.walk(s))
+                   for s in branch.body for n in nodes_in(s))
 
     def _dropped_cycle(self, apply, keys, adds, reported):
         """GAC110: local sums applied only inside the loop that fills them,
@@ -295,7 +295,7 @@ class _Checks(object):
         for node in index.statements_of(function):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
                     and any(up is loop for up in index.ancestors(node)) \
-                    and name in set(n.id for t in node.targets for n in ast.walk(t)
+                    and name in set(n.id for t in node.targets for n in nodes_in(t)
                                     if isinstance(n, ast.Name)):
                 callee = index.callee(node.value)
                 if callee is not None and any(a.function is callee for a in index.accumulates):
@@ -318,20 +318,20 @@ def _reads_parameter(apply):
         return False
     params = set(parameter_names(function)) - set(["self"])
     arg = apply.node.args[0] if apply.node.args else apply.node.keywords[0].value
-    return any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(arg))
+    return any(isinstance(n, ast.Name) and n.id in params for n in nodes_in(arg))
 
 
 def _over_variables(loop):
     """A loop over the model's variables or their gradients (one pass per
     variable), not over micro-batches."""
     source = getattr(loop, "iter", None)
-    if source is None or any(method(n) in GRADIENT_CALLS for s in loop.body for n in ast.walk(s)):
+    if source is None or any(method(n) in GRADIENT_CALLS for s in loop.body for n in nodes_in(s)):
         return False  # (a loop that differentiates in its body walks micro-batches)
-    if any(isinstance(n, ast.Call) and method(n) == "len" for n in ast.walk(source)):
+    if any(isinstance(n, ast.Call) and method(n) == "len" for n in nodes_in(source)):
         return True
     if method(source) in ("range", "xrange") and any(names_n(a) for a in source.args):
         return False  # (``range(1, self.accumulation_steps)``: the micro-batches)
-    words = " ".join(dotted_name(n) or "" for n in ast.walk(source)).lower()
+    words = " ".join(dotted_name(n) or "" for n in nodes_in(source)).lower()
     return any(w in words for w in _PER_VARIABLE)
 
 

@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, nodes_in
 from gradacc_compat.lint.applies_counted import waits_on_itself
 from gradacc_compat.lint.counters import never_advanced
 from gradacc_compat.lint.even_epochs import divides_evenly
@@ -54,14 +54,14 @@ def carried_by_fit(index, gated, report):
 def _own_fit(cls):
     """The first loop of a ``fit`` that ``cls`` defines itself (its epochs')."""
     fits = [f for f in getattr(cls, "body", []) if getattr(f, "name", None) == "fit"]
-    loops = [n for f in fits for n in ast.walk(f) if isinstance(n, (ast.For, ast.While))]
+    loops = [n for f in fits for n in nodes_in(f) if isinstance(n, (ast.For, ast.While))]
     return min(loops, key=lambda n: n.lineno) if loops else None
 
 
 def _stuck(index, gate):
     """A gate that never opens (or opens once): its counter never moves, or
     it is the optimizer's own count of applies (GAC109 says so)."""
-    return any(never_advanced(index, gate, dotted_name(n)) for n in ast.walk(gate)
+    return any(never_advanced(index, gate, dotted_name(n)) for n in nodes_in(gate)
                if isinstance(n, ast.Attribute) and dotted_name(n)) or any(
         waits_on_itself(index, gate, a) for a in index.applies
         if a.keys & index.accumulators and isinstance(a.node, ast.Call))
@@ -75,7 +75,7 @@ def _keras_model(cls):
         (dotted_name(b) or "").split(".")[-1] == "Model" for b in cls.bases) or any(
         isinstance(n, ast.Attribute) and dotted_name(n.value) == "self"
         and n.attr in ("compiled_loss", "compiled_metrics") for f in cls.body
-        if isinstance(f, ast.FunctionDef) and f.name == "train_step" for n in ast.walk(f)))
+        if isinstance(f, ast.FunctionDef) and f.name == "train_step" for n in nodes_in(f)))
 
 
 def _keras_steps(index, gated):
@@ -86,7 +86,7 @@ def _keras_steps(index, gated):
         if getattr(function, "name", None) != "train_step":
             continue
         steps = [function] if id(function) in gated else [
-            index.callee(c) for c in ast.walk(function) if isinstance(c, ast.Call)
+            index.callee(c) for c in nodes_in(function) if isinstance(c, ast.Call)
             and index.callee(c) is not None and id(index.callee(c)) in gated]
         for step in steps[:1]:
             return applied_sums(index, step), index.class_of(function), _gate(index, step)
@@ -98,7 +98,7 @@ def _gate(index, function, hops=2):
     it, else in the method it calls that applies, else at that call."""
     applying = [a for a in index.applies if a.keys & index.accumulators]
     nodes = [a.node for a in applying if index.step_scope(a.node) is function]
-    calls = [c for c in ast.walk(function) if isinstance(c, ast.Call)
+    calls = [c for c in nodes_in(function) if isinstance(c, ast.Call)
              and index.callee(c) not in (None, function)
              and any(index.step_scope(a.node) is index.callee(c) for a in applying)]
     inner = [_gate(index, index.callee(c), hops - 1) for c in calls if hops > 0 and not nodes]
@@ -122,7 +122,7 @@ def _counts(test):
         isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in n.ops)
         or isinstance(n, ast.BinOp) and isinstance(
         n.op, ast.Mod) or method(n) in ("equal", "greater_equal", "less", "mod", "floormod")
-        for n in ast.walk(test))
+        for n in nodes_in(test))
 
 
 def _of_class(index, receiver, cls):
@@ -164,7 +164,7 @@ def _flushed_on_epoch_end(index):
         _reaches_apply(index, f, 3) or any(
             _reaches_apply(index, methods[n.attr], 3) if n.attr in methods
             else any(w in n.attr.lower() for w in ("flush", "apply", "accum"))
-            for n in ast.walk(f) if isinstance(n, ast.Attribute)
+            for n in nodes_in(f) if isinstance(n, ast.Attribute)
             and isinstance(index.parents.get(n), ast.Call) and index.parents[n].func is n)
         or index.keys_in(f, settings=False) & index.accumulators) or (
         getattr(f, "name", None) == "reset_metrics" and _reaches_apply(index, f, 3))
@@ -178,7 +178,7 @@ def _reaches_apply(index, function, hops):
         return True
     cls = index.class_of(function)
     methods = dict((f.name, f) for f in getattr(cls, "body", []) if isinstance(f, ast.FunctionDef))
-    named = set(n.attr for n in ast.walk(function) if isinstance(n, ast.Attribute)
+    named = set(n.attr for n in nodes_in(function) if isinstance(n, ast.Attribute)
                 and dotted_name(n.value) == "self")
     return hops > 0 and any(_reaches_apply(index, methods[name], hops - 1)
                             for name in named if name in methods)

@@ -12,7 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method, parameter_names, with_contexts
+from gradacc_compat.lint.ast_helpers import (dotted_name, method, nodes_in, parameter_names,
+                                             with_contexts)
 from gradacc_compat.lint.exprs import modulo_tested, number
 
 __all__ = ["get_updates"]
@@ -29,7 +30,7 @@ def get_updates(index, report):
             _slot_bias_correction(index, methods, report)
         if "get_updates" not in methods:
             continue
-        tests = [n for n in ast.walk(cls) if _modulo_test(n, (_COUNTER,))]
+        tests = [n for n in nodes_in(cls) if _modulo_test(n, (_COUNTER,))]
         if tests and _never_advanced(index, cls, tests, methods["get_updates"], report):
             continue
         advanced = _advanced_first(index, cls)
@@ -39,13 +40,13 @@ def get_updates(index, report):
                        "update: true at the first micro-batch" % _COUNTER)
         updates = methods["get_updates"]
         _restarted_without_batch(updates, report)
-        counts = set([_COUNTER]) | set(t.id for n in ast.walk(updates) if isinstance(n, ast.Assign)
+        counts = set([_COUNTER]) | set(t.id for n in nodes_in(updates) if isinstance(n, ast.Assign)
                                        and _counts_from_iterations(n.value)
                                        for t in n.targets if isinstance(t, ast.Name))
-        if not any(_modulo_test(n, counts) for n in ast.walk(updates)):
+        if not any(_modulo_test(n, counts) for n in nodes_in(updates)):
             continue  # (not gated: a plain optimizer)
         _unmasked_updates(updates, counts, report)
-        for node in ast.walk(updates):
+        for node in nodes_in(updates):
             if isinstance(node, ast.Assign) and _counts_from_iterations(node.value) \
                     and _bias_corrects(methods["get_updates"], node.targets):
                 report(node, "GAC107", _COUNTER, "the gated update of get_updates (its bias "
@@ -63,7 +64,7 @@ def _slot_bias_correction(index, methods, report):
                                 for a in index.accumulates):
         return
     for function in methods.values():
-        for node in ast.walk(function):
+        for node in nodes_in(function):
             if isinstance(node, ast.Assign) and _counts_from_iterations(_unwrapped(node.value)) \
                     and _bias_corrects(function, node.targets):
                 report(node, "GAC107", _COUNTER, "the update `_resource_apply_dense` gates "
@@ -78,7 +79,7 @@ def _unwrapped(value):
 def _restarted_without_batch(updates, report):
     """``K.update(ag, K.switch(cond, ag * 0, ag + g))``: on the micro-batch
     the cycle applies, the sums start again from zero without its ``g``."""
-    for node in ast.walk(updates):
+    for node in nodes_in(updates):
         if method(node) != "update" or len(node.args) != 2 or method(node.args[1]) != "switch" \
                 or len(node.args[1].args) != 3:
             continue
@@ -107,7 +108,7 @@ def _global_step_gate(index, method_def, report):
     if "global_step" not in names:
         return
     advanced = set(id(n) for n in _advanced_first(index, method_def, "global_step"))
-    for test in (n for n in ast.walk(method_def) if _modulo_test(n, ("global_step",))):
+    for test in (n for n in nodes_in(method_def) if _modulo_test(n, ("global_step",))):
         if not any(id(up) in advanced for up in index.ancestors(test)):
             report(test, "GAC109", "`global_step % N == 0` reads the step before this "
                    "step's increment: true at the first micro-batch")
@@ -122,9 +123,9 @@ def _never_advanced(index, cls, tests, updates, report):
     fires, reported where it tests)."""
     if any(isinstance(n, ast.Call) and method(n) == "get_updates"
            and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Call)
-           and method(n.func.value) == "super" for n in ast.walk(updates)):
+           and method(n.func.value) == "super" for n in nodes_in(updates)):
         return False  # (the base class's get_updates advances it)
-    advances = [n for n in ast.walk(cls) if _advances(n)]
+    advances = [n for n in nodes_in(cls) if _advances(n)]
     if any(not any(isinstance(up, ast.If) for up in index.ancestors(n)) for n in advances):
         return False
     why = "advances only under `if`" if advances else "never advances"
@@ -150,10 +151,10 @@ def _advances(node):
 def _sums(updates):
     """The name of the list ``get_updates`` accumulates into (``grads_acc =
     [K.zeros(shape) ...]``), or "gradients"."""
-    for node in ast.walk(updates):
+    for node in nodes_in(updates):
         if isinstance(node, ast.Assign) and any(
                 isinstance(c, ast.Call) and method(c) in ("zeros", "zeros_like")
-                for c in ast.walk(node.value)):
+                for c in nodes_in(node.value)):
             names = [dotted_name(t) for t in node.targets if dotted_name(t)]
             if names and "acc" in names[0].lower():
                 return names[0]
@@ -163,10 +164,10 @@ def _sums(updates):
 def _advanced_first(index, scope, counter=_COUNTER):
     """The ``with tf.control_dependencies([self.iterations.assign_add(1)])``
     blocks in ``scope``: what they read is the advanced count."""
-    return set(n for n in ast.walk(scope) if isinstance(n, ast.With) and any(
+    return set(n for n in nodes_in(scope) if isinstance(n, ast.With) and any(
         isinstance(c, ast.Call) and method(c) == "assign_add"
         and isinstance(c.func, ast.Attribute) and dotted_name(c.func.value) == counter
-        for context in with_contexts(n) for c in ast.walk(context)))
+        for context in with_contexts(n) for c in nodes_in(context)))
 
 
 def _modulo_test(node, counters):
@@ -179,7 +180,7 @@ def _counts_from_iterations(value):
     """``self.iterations + 1`` (or ``K.cast(self.iterations, ...) + 1``)."""
     return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) \
         and number(value.right) == 1 and any(dotted_name(n) == _COUNTER
-                                             for n in ast.walk(value.left))
+                                             for n in nodes_in(value.left))
 
 
 def _bias_corrects(function, targets):
@@ -187,7 +188,7 @@ def _bias_corrects(function, targets):
     names = set(t.id for t in targets if isinstance(t, ast.Name))
     return any(isinstance(n, ast.Call) and method(n) == "pow" and len(n.args) == 2
                and isinstance(n.args[1], ast.Name) and n.args[1].id in names
-               for n in ast.walk(function))
+               for n in nodes_in(function))
 
 
 def _unmasked_updates(updates, counts, report):
@@ -196,7 +197,7 @@ def _unmasked_updates(updates, counts, report):
     or ``K.switch`` on its way): the weights move on every micro-batch,
     only the moments wait for the cycle."""
     bound = {}
-    for node in ast.walk(updates):
+    for node in nodes_in(updates):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
             bound.setdefault(node.targets[0].id, []).append(node.value)
@@ -204,18 +205,18 @@ def _unmasked_updates(updates, counts, report):
     while grown:
         size = len(gates)
         gates |= set(name for name, values in bound.items() for v in values
-                     if any(_modulo_test(n, counts) for n in ast.walk(v)) or any(
+                     if any(_modulo_test(n, counts) for n in nodes_in(v)) or any(
                          dotted_name(n) in gates for n in [v] + list(getattr(v, "args", ())))
                      and (isinstance(v, ast.Name) or method(v) in ("cast", "equal")))
         grown = len(gates) > size
     params = set(parameter_names(updates)[2:3])  # get_updates(self, loss, params)
-    for loop in (n for n in ast.walk(updates) if isinstance(n, ast.For)):
+    for loop in (n for n in nodes_in(updates) if isinstance(n, ast.For)):
         pairs = loop.iter.args if isinstance(loop.iter, ast.Call) and method(loop.iter) == "zip" \
             else []
         targets = loop.target.elts if isinstance(loop.target, ast.Tuple) else [loop.target]
         weights = [t.id for t, source in zip(targets, pairs)
                    if isinstance(t, ast.Name) and dotted_name(source) in params]
-        for call in (n for n in ast.walk(loop) if isinstance(n, ast.Call)
+        for call in (n for n in nodes_in(loop) if isinstance(n, ast.Call)
                      and method(n) == "update" and len(n.args) == 2
                      and dotted_name(n.args[0]) in weights):
             if gates and not _masked(call.args[1], gates, bound, 6):
@@ -228,7 +229,7 @@ def _masked(expr, gates, bound, depth):
     names it is bound to, through plain renames and calls, hold."""
     if any((isinstance(n, ast.Name) and n.id in gates)
            or (isinstance(n, ast.Call) and method(n) in ("switch", "cond", "where"))
-           for n in ast.walk(expr)):
+           for n in nodes_in(expr)):
         return True
     if depth <= 0:
         return False

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, last_line, method
+from gradacc_compat.lint.ast_helpers import NUMBER, dotted_name, last_line, method, nodes_in
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, divides_by_n, is_scaling, mean_of_terms,
                                        n_names, names_n, number)
 
@@ -47,7 +47,7 @@ def _taken_before_division(index, add):
         if len(bound) != 1 or not isinstance(bound[0][1], ast.Assign) \
                 or divides_by_n(bound[0][0], names):
             continue
-        read = set(n.id for n in ast.walk(bound[0][0]) if isinstance(n, ast.Name))
+        read = set(n.id for n in nodes_in(bound[0][0]) if isinstance(n, ast.Name))
         if any(isinstance(n, ast.Assign) and bound[0][1].lineno < n.lineno < grad.lineno
                and any(getattr(t, "id", None) in read for t in n.targets)
                and divides_by_n(n.value, names)
@@ -58,7 +58,7 @@ def _taken_before_division(index, add):
 
 def _scaled_in(index, scope, by_n):
     far = set() if scope is not None else _far_from_gradients(index)
-    nodes = list(ast.walk(scope)) if scope is not None else index.nodes
+    nodes = list(nodes_in(scope)) if scope is not None else index.nodes
     if far:
         nodes = [n for n in nodes if not any(id(up) in far for up in index.ancestors(n))]
     # (a loss named so and not only reported: ``mean_loss = total / k``
@@ -77,7 +77,7 @@ def _scaled_in(index, scope, by_n):
         test = (lambda e: divides_by_n(e, n_names(index))) if by_n else (
             lambda e: is_scaling(e) and not _micro_batch_mean(index, e))
         if isinstance(node, ast.Assign) and not any(  # (``avg = epoch_loss / n``: a report)
-                dotted_name(n) in logged for n in ast.walk(node.value)) \
+                dotted_name(n) in logged for n in nodes_in(node.value)) \
                 and _scaled_value(index, node.value, node, test, 0) and any(
                 _is_loss(t) and dotted_name(t) not in logged for t in node.targets):
             return True
@@ -91,7 +91,7 @@ def _scaled_in(index, scope, by_n):
             for kw in node.keywords:
                 if kw.arg == "global_batch_size" and (any(
                         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
-                        for n in ast.walk(kw.value)) or _slice_of_step(index, node)):
+                        for n in nodes_in(kw.value)) or _slice_of_step(index, node)):
                     return True
     return False
 
@@ -105,7 +105,7 @@ def _micro_batch_mean(index, quotient):
     leaves = set(name.split(".")[-1].lower() for name in _outer_names(divisor)) \
         if divisor else set()
     if not leaves or not all("batch_size" in w or "replicas" in w for w in leaves) \
-            or any(isinstance(n, ast.BinOp) for n in ast.walk(divisor)):
+            or any(isinstance(n, ast.BinOp) for n in nodes_in(divisor)):
         return False
     built = index.memo(("batch sizes built from N",), lambda: _built_from_n(index))
     cycles = set(n.split(".")[-1].lower() for n in n_names(index))
@@ -127,7 +127,7 @@ def _built_from_n(index):
     def from_n(value):
         return any(isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult)
                    or isinstance(e, (ast.Name, ast.Attribute)) and names_n(e)
-                   for e in ast.walk(value))
+                   for e in nodes_in(value))
     return frozenset((dotted_name(t) or "").split(".")[-1].lower() for n in index.assigns
                      if isinstance(n, ast.Assign) and from_n(n.value) for t in n.targets)
 
@@ -152,13 +152,13 @@ def _far_from_gradients(index):
     (``(1/N) * np.sum(...)`` in a NumPy reference) is not the one the
     accumulation differentiates."""
     def differentiates(f):
-        return any(method(n) in GRADIENT_CALLS + ("GradientTape",) for n in ast.walk(f))
+        return any(method(n) in GRADIENT_CALLS + ("GradientTape",) for n in nodes_in(f))
     defs = [f for f in index.functions if isinstance(f, ast.FunctionDef)
             and not isinstance(index.parents.get(f), ast.ClassDef)]
     near = set(id(f) for f in defs if differentiates(f))
     for f in defs:
         callers = [index.function_of(c) for c in index.callers(f)]
-        callees = [index.callee(c) for c in ast.walk(f) if isinstance(c, ast.Call)]
+        callees = [index.callee(c) for c in nodes_in(f) if isinstance(c, ast.Call)]
         if any(g is not None and id(g) in near for g in callers + callees):
             near.add(id(f))
     named = set(n.id for n in index.nodes if isinstance(n, ast.Name)
@@ -211,7 +211,7 @@ def summed(index, add):
     unreduced, ``tf.nn.ctc_loss(...)``) added, subtracted or multiplied by
     numbers, with no division anywhere (``reduce_sum(x) / batch`` is a mean)."""
     chain = index.sources(add.value, add.value)[1]
-    calls = [n for e in chain + _attribute_values(index, add, chain) for n in ast.walk(e)
+    calls = [n for e in chain + _attribute_values(index, add, chain) for n in nodes_in(e)
              if isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS and n.args]
     return bool(calls) and all(index.memo(("summed", id(c)), lambda c=c: _sum_of_examples(
         index, c.args[0], c, 3)) for c in calls)
@@ -222,7 +222,7 @@ def _attribute_values(index, add, chain):
     sums' sources read (``self.grads_and_vars = opt.compute_gradients(...)``
     in ``__init__``, read by the adds built beside it)."""
     owner = index.class_of(add.function) if add.function is not None else None
-    read = set(dotted_name(n) for e in chain for n in ast.walk(e)
+    read = set(dotted_name(n) for e in chain for n in nodes_in(e)
                if isinstance(n, ast.Attribute) and (dotted_name(n) or "").startswith("self."))
     return [n.value for n in index.assigns if owner is not None and read
             and isinstance(n, ast.Assign) and index.class_of(n) is owner
@@ -244,7 +244,7 @@ def _sum_of_examples(index, expr, at, depth):
         return _returns_sums(index, index.callee(expr), None, depth)  # (``compute_loss(...)``)
     if isinstance(expr, ast.Call):
         return method(expr) in _SUMS + _PER_EXAMPLE and not any(
-            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in ast.walk(expr))
+            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in nodes_in(expr))
     if depth <= 0:
         return False
     if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):

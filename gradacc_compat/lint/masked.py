@@ -12,7 +12,8 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, method, parameter_names, update_hooks
+from gradacc_compat.lint.ast_helpers import (FUNCTIONS, method, nodes_in, parameter_names,
+                                             update_hooks)
 from gradacc_compat.lint.branches import branch_function, cond_branches
 from gradacc_compat.lint.divisions import divided_at_add
 from gradacc_compat.lint.losses import scaled
@@ -69,7 +70,7 @@ def zero_updates(index, report):
     grad * 0.0, var)``): its moments and decay still move the weights."""
     for cls in (c for c in index.nodes if isinstance(c, ast.ClassDef)):
         for hook in update_hooks(cls):
-            for call in (n for n in ast.walk(hook) if method(n) == "cond"):
+            for call in (n for n in nodes_in(hook) if method(n) == "cond"):
                 if any(_updates_with_zeros(index, b, call) for b in cond_branches(call)):
                     sums = sorted(label(a) for a in index.accumulates if a.function is hook)
                     report(call, "GAC102", sums[0] if sums else "the sums", ": the branch that "
@@ -81,13 +82,13 @@ def _updates_with_zeros(index, branch, call):
     """The branch runs an update hook with a zero gradient: in itself, or
     in the def it calls (``lambda: _skip(acc, grad, var)``)."""
     function = branch_function(index, branch, call)
-    for node in (n for n in ast.walk(function) if isinstance(n, ast.Call)) if function else ():
+    for node in (n for n in nodes_in(function) if isinstance(n, ast.Call)) if function else ():
         if _zero_update(node, {}):
             return True
         callee = _local_def(index, node, call)
         if callee is not None and callee is not function:
             passed = dict(zip(parameter_names(callee), node.args))
-            if any(_zero_update(n, passed) for n in ast.walk(callee)):
+            if any(_zero_update(n, passed) for n in nodes_in(callee)):
                 return True
     return False
 
@@ -107,7 +108,7 @@ def _local_def(index, node, call):
     ``call`` (a file may nest a ``_skip`` in each of its hooks), else the
     file's."""
     name = getattr(node.func, "id", None)
-    local = [f for f in ast.walk(index.function_of(call)) if isinstance(f, ast.FunctionDef)
+    local = [f for f in nodes_in(index.function_of(call)) if isinstance(f, ast.FunctionDef)
              and f.name == name] if name else []
     return local[0] if local else index.callee(node)
 
@@ -124,13 +125,13 @@ def gated_hooks(index, node):
     ``_apply_dense``) of its own that decides, by ``tf.cond``, whether to
     update at all: the zeros it is handed on other steps move nothing."""
     return any(method(n) == "cond" for f in update_hooks(index.class_of(node))
-               for n in ast.walk(f))
+               for n in nodes_in(f))
 
 
 def _sparse_path(index, node):
     """In the body of ``if isinstance(grad, tf.IndexedSlices):``."""
     return any(isinstance(up, ast.If) and "IndexedSlices" in ast.dump(up.test)
-               and any(node is n for s in up.body for n in ast.walk(s))
+               and any(node is n for s in up.body for n in nodes_in(s))
                for up in index.ancestors(node))
 
 
@@ -154,8 +155,8 @@ def _undivided(index, report, node, branch):
             node = index.parents[node]  # ((sums * mask) / n: the whole expression)
         body = [node]
     if not any(isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Div)
-               for b in body for n in ast.walk(b)) \
-            and not any(is_division(e) for b in body for n in ast.walk(b)
+               for b in body for n in nodes_in(b)) \
+            and not any(is_division(e) for b in body for n in nodes_in(b)
                         if isinstance(n, ast.expr) for e in index.sources(n, n)[1]):
         report(node, "GAC101", _name(index, node))
 

@@ -15,7 +15,7 @@ from gradacc_compat.lint import (accumulating_compute, branches, bypassed_gate, 
                                  first_update, graph_order, keras_updates, masked, overwritten,
                                  prebuilt, session_loops, trained_losses, unrun_adds, unused_flags)
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import dotted_name, method, string_of
+from gradacc_compat.lint.ast_helpers import dotted_name, method, nodes_in, string_of
 from gradacc_compat.lint.scopes import RUNS
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, loads, no_accumulation,
                                         reads_modulo)
@@ -113,7 +113,7 @@ def _returned_before(index, add, apply):
     for up in index.ancestors(add.node):
         if isinstance(up, ast.If) and _ends_in_return(up.body) \
                 and up.lineno < apply.node.lineno \
-                and not any(n is apply.node for n in ast.walk(up)):
+                and not any(n is apply.node for n in nodes_in(up)):
             return True
     return False
 
@@ -156,7 +156,7 @@ def _aggregation(index, key):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and index.key(node.targets[0]) == key):
             continue
-        words = dict((k.arg, dotted_name(k.value) or "") for n in ast.walk(node.value)
+        words = dict((k.arg, dotted_name(k.value) or "") for n in nodes_in(node.value)
                      if isinstance(n, ast.Call) for k in n.keywords)
         if words.get("aggregation", "").endswith(("SUM", "MEAN")) \
                 and not words.get("synchronization", "").endswith("ON_READ"):
@@ -219,7 +219,7 @@ def _replica_functions(index, expr):
     """The methods ``strategy.run(fn, ...)`` in ``expr`` runs, where ``fn``
     is ``self.step_fn`` or a name (a parameter too) bound to one of them,
     through ``a if use_cache else b``."""
-    found, todo, seen = [], [n.args[0] for n in ast.walk(expr) if isinstance(n, ast.Call)
+    found, todo, seen = [], [n.args[0] for n in nodes_in(expr) if isinstance(n, ast.Call)
                              and method(n) in RUNS and n.args], set()
     while todo and len(seen) < 64:
         fn = todo.pop()
@@ -238,7 +238,7 @@ def _adds_without_apply(index, scope):
     """``scope`` (a TF1 op builder) adds gradients to sums and applies none."""
     return scope is not None and any(a.function is scope for a in index.accumulates) \
         and not any(a.function is scope for a in index.applies) \
-        and not any(method(n) in ("apply_gradients", "minimize") for n in ast.walk(scope))
+        and not any(method(n) in ("apply_gradients", "minimize") for n in nodes_in(scope))
 
 
 def _cycle_guarded(index, node):
@@ -260,7 +260,7 @@ def _picks_setup(test):
     return any("hvd." in (dotted_name(n) or "") or "aggregat" in (dotted_name(n) or "")
                or (dotted_name(n) or "").endswith(
                    ("is_initialized", "num_replicas_in_sync", "size", "isinstance"))
-               for n in ast.walk(test)) or (  # (``if not skip_gradients_aggregation:``)
+               for n in nodes_in(test)) or (  # (``if not skip_gradients_aggregation:``)
         isinstance(test, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot)) for o in test.ops))
 
 
@@ -293,7 +293,7 @@ def _reductions(index, scope, key):
         if (method(node) in _REDUCES or _strategy_reduce(node)) and "." in name \
                 and not _cycle_guarded(index, node):
             words = " ".join(dotted_name(n) or string_of(n) or "" for a in node.args
-                             for n in ast.walk(a))  # (``results["loss"]`` is a loss too)
+                             for n in nodes_in(a))  # (``results["loss"]`` is a loss too)
             if "loss" not in words.lower() and not _barrier(node) and (not any(
                     key in index.sources(a, node)[0] for a in node.args)
                     or _adds_without_apply(index, scope)):

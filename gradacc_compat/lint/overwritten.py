@@ -17,7 +17,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.accumulates import label
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, nodes_in
 from gradacc_compat.lint.exprs import GRADIENT_CALLS, made_zero
 from gradacc_compat.lint.scopes import LOOPS
 
@@ -26,7 +26,7 @@ __all__ = ["added_after_loop", "restarted_each_pass", "zeroed_past_gate"]
 
 def added_after_loop(index, report, add, reported):
     statement = index.statement_of(add.node)
-    read = set(n.id for n in ast.walk(statement) if isinstance(n, ast.Name)) \
+    read = set(n.id for n in nodes_in(statement) if isinstance(n, ast.Name)) \
         if statement is not None else set()
     for expr in index.sources(add.value, add.value)[1]:
         if not (isinstance(expr, ast.Call) and method(expr) in GRADIENT_CALLS):
@@ -57,11 +57,11 @@ def restarted_each_pass(index, report, add, reported):
         return
     statement = index.statement_of(add.node)
     names = set([add.key]) | set(index.key(t) for t in getattr(statement, "targets", ()))
-    inside = set(id(n) for n in ast.walk(loop))
+    inside = set(id(n) for n in nodes_in(loop))
     reads = [n for n in index.statements_of(add.function) if isinstance(n, _READS)
              and isinstance(n.ctx, ast.Load) and index.key(n) in names]
     after = [n for n in reads if id(n) not in inside and n.lineno > loop.lineno]
-    own = set(id(n) for n in ast.walk(statement))
+    own = set(id(n) for n in nodes_in(statement))
     later = [n for n in reads if id(n) in inside and id(n) not in own
              and n.lineno > add.node.lineno and index.key(n) == add.key
              and index.loop_of(n) is loop]
@@ -88,7 +88,7 @@ def zeroed_past_gate(index, report, add, reported):
                  and index.loop_of(n) is loop and _applies_in(index, n, applying, appliers)]
         if not gates:
             continue
-        gated = set(id(m) for g in gates for m in ast.walk(g))
+        gated = set(id(m) for g in gates for m in nodes_in(g))
         for node in sorted(index.statements_of(loop), key=lambda n: getattr(n, "lineno", 0)):
             if id(node) not in gated and _zeroes(index, node, add.key) \
                     and node.lineno > gates[0].lineno and not any(
@@ -113,8 +113,8 @@ def _applies_in(index, statement, applying, appliers):
     """An apply of the sums in ``statement``, a call of a function that
     holds one, or of a method of another file named for applying
     (``self.apply_gradients_to_shared_network()``, a base class's)."""
-    inside = set(id(n) for n in ast.walk(statement))
-    calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call)]
+    inside = set(id(n) for n in nodes_in(statement))
+    calls = [n for n in nodes_in(statement) if isinstance(n, ast.Call)]
     return any(id(a.node) in inside for a in applying) or any(
         index.callee(n) is not None and id(index.callee(n)) in appliers for n in calls) or any(
         index.callee(n) is None and dotted_name(n.func).startswith("self.")

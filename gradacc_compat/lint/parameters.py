@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, nodes_in
 from gradacc_compat.lint.exprs import GRADIENT_CALLS
 from gradacc_compat.lint.scopes import RUNS
 
@@ -21,9 +21,9 @@ def differentiated(index, expr, hops=1):
     (``losses, grads = strategy.run(train_step, args=(batch,))``)."""
     chain = index.sources(expr, expr, depth=8)[1]
     if any(isinstance(n, ast.Call) and method(n) in GRADIENT_CALLS
-           for e in chain for n in ast.walk(e)):
+           for e in chain for n in nodes_in(e)):
         return True
-    called = [f for e in chain for c in ast.walk(e) if isinstance(c, ast.Call)
+    called = [f for e in chain for c in nodes_in(e) if isinstance(c, ast.Call)
               for f in [index.callee(c)] + run_by(index, c) if f is not None]
     return hops > 0 and any(differentiated(index, r.value, hops - 1) for f in called
                             for r in index.statements_of(f)

@@ -19,7 +19,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, nodes_in
 from gradacc_compat.lint.exprs import (GRADIENT_CALLS, accumulation, mod_parts, no_accumulation,
                                        number)
 
@@ -45,7 +45,7 @@ def cycle_of_one(index, apply):
     """The counter of the apply's ``x % N == 0`` test with N bound once, to
     1 (nothing to divide: a cycle holds one micro-batch), else None."""
     for _, test in index.guards(apply.node):
-        for part in (mod_parts(n) for n in ast.walk(test)):
+        for part in (mod_parts(n) for n in nodes_in(test)):
             values = index.values_of(part[1].id, test) if part and isinstance(
                 part[1], ast.Name) else []
             if len(values) == 1 and number(values[0][0]) == 1:
@@ -59,7 +59,7 @@ def skips_zero(tests, counter):
     (with N of 1, two; GAC109 decides)."""
     return any(isinstance(n, ast.Compare) and dotted_name(n.left) == dotted_name(counter)
                and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Gt, ast.NotEq))
-               and number(n.comparators[0]) == 0 for t in tests for n in ast.walk(t))
+               and number(n.comparators[0]) == 0 for t in tests for n in nodes_in(t))
 
 
 def _terms_of_one_step(index, apply, add):
@@ -67,7 +67,7 @@ def _terms_of_one_step(index, apply, add):
     if function is None or add.function is not function or index.locally_guarded(add.node):
         return False
     loop = index.loop_of(add.node)
-    if loop is not None and any(method(n) in GRADIENT_CALLS for n in ast.walk(loop)):
+    if loop is not None and any(method(n) in GRADIENT_CALLS for n in nodes_in(loop)):
         return False  # (a loop that differentiates walks micro-batches)
     taken = [n.lineno for n in index.statements_of(function) if isinstance(n, ast.Call)
              and method(n) in GRADIENT_CALLS and index.loop_of(n) is None]
@@ -80,9 +80,9 @@ def _terms_of_one_step(index, apply, add):
 def _makes_sums(index, value):
     """``value`` makes variables or zeros to fill, itself or through a
     function of the file it calls (``sums = _sums(variables)``)."""
-    calls = [c for c in ast.walk(value) if isinstance(c, ast.Call)]
+    calls = [c for c in nodes_in(value) if isinstance(c, ast.Call)]
     bodies = calls + [index.callee(c) for c in calls if index.callee(c) is not None]
-    return any(method(c) in _MADE for b in bodies for c in ast.walk(b) if isinstance(c, ast.Call))
+    return any(method(c) in _MADE for b in bodies for c in nodes_in(b) if isinstance(c, ast.Call))
 
 
 def one_step_arm(index, node):

@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import dotted_name, method
+from gradacc_compat.lint.ast_helpers import dotted_name, method, nodes_in
 from gradacc_compat.lint.branches import cond_branches
 
 __all__ = ["applies_outside_branch"]
@@ -23,7 +23,7 @@ _APPLIES = ("apply_gradients", "minimize")
 def applies_outside_branch(index, report):
     for call in (c for c in index.calls if method(c) == "cond"):
         found = [(name, v) for branch in cond_branches(call) if isinstance(branch, ast.Lambda)
-                 for name in ast.walk(branch.body) if isinstance(name, ast.Name)
+                 for name in nodes_in(branch.body) if isinstance(name, ast.Name)
                  for v, _ in index.values_of(name.id, branch)
                  if method(v) in _APPLIES and isinstance(v.func, ast.Attribute)]
         if found:

@@ -15,7 +15,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import (FUNCTIONS, NAMED, NUMBER, dotted_name, method,
-                                              parameter_names, walk)
+                                             nodes_in, parameter_names, walk)
 from gradacc_compat.lint.exprs import literal
 from gradacc_compat.lint.traced import traced_functions
 
@@ -51,7 +51,7 @@ def _own_state(nodes, loop, name):
     if not name.startswith("self.") or name.count(".") != 1:
         return False
     for cls in (c for c in nodes if isinstance(c, ast.ClassDef)):
-        if any(n is loop for n in ast.walk(cls)):
+        if any(n is loop for n in nodes_in(cls)):
             return not any((dotted_name(b) or "").endswith("Model") for b in cls.bases)
     return False
 
@@ -90,12 +90,12 @@ def _stale_state(index, report):
                 declared.update(node.names)
         params = set(parameter_names(function))
         returned = set(n.id for r in walk(function, FUNCTIONS) if isinstance(r, ast.Return)
-                       and r.value is not None for n in ast.walk(r.value)
+                       and r.value is not None for n in nodes_in(r.value)
                        if isinstance(n, ast.Name))
         # (sums the function applies on every call, not under an ``if``, are
         # not lost with the trace)
         returned |= set(n.id for s in getattr(function, "body", []) if isinstance(s, ast.Expr)
-                        and method(s.value) == "apply_gradients" for n in ast.walk(s.value)
+                        and method(s.value) == "apply_gradients" for n in nodes_in(s.value)
                         if isinstance(n, ast.Name))
         for node in walk(function, FUNCTIONS):
             if node is function:
@@ -151,8 +151,8 @@ def _flag_flipped(index, node, name, function):
     bound = [literal(n.value) for n in index.assigns if isinstance(n, ast.Assign)
              and any(dotted_name(t) == name for t in n.targets)]
     return all(isinstance(v, bool) for v in bound) and True in bound and any(
-        isinstance(up, ast.If) and any(dotted_name(n) == name for n in ast.walk(up.test))
-        and any(method(c) in ("assign", "assign_add", "assign_sub") for c in ast.walk(up))
+        isinstance(up, ast.If) and any(dotted_name(n) == name for n in nodes_in(up.test))
+        and any(method(c) in ("assign", "assign_add", "assign_sub") for c in nodes_in(up))
         for up in index.ancestors(node) if index.function_of(up) is function)
 
 
@@ -160,17 +160,17 @@ def _zeros_added_to(function, value, name):
     """``value`` is a list of zero tensors (``[tf.zeros_like(g) ...]``, no
     ``tf.Variable``) and ``function`` adds to its elements in place."""
     if not isinstance(value, (ast.ListComp, ast.List)) or any(
-            method(n) == "Variable" for n in ast.walk(value) if isinstance(n, ast.Call)) \
+            method(n) == "Variable" for n in nodes_in(value) if isinstance(n, ast.Call)) \
             or not any(method(n) in ("zeros_like", "zeros")
-                       for n in ast.walk(value) if isinstance(n, ast.Call)):
+                       for n in nodes_in(value) if isinstance(n, ast.Call)):
         return False
     names = set([name])  # (and the loop names that walk it: ``for acc, g in zip(self.sums, ...)``)
-    for loop in ast.walk(function):
+    for loop in nodes_in(function):
         if isinstance(loop, (ast.For, ast.comprehension)) and any(
-                dotted_name(n) == name for n in ast.walk(loop.iter)):
+                dotted_name(n) == name for n in nodes_in(loop.iter)):
             target = loop.target.elts[0] if isinstance(loop.target, ast.Tuple) else loop.target
             names.add(dotted_name(target))
-    for call in ast.walk(function):
+    for call in nodes_in(function):
         if isinstance(call, ast.Call) and method(call) == "assign_add" \
                 and isinstance(call.func, ast.Attribute):
             owner = call.func.value
@@ -193,8 +193,8 @@ def _adds_to_itself(value, name):
     the attribute itself, adding to each element)."""
     if not isinstance(value, ast.ListComp):
         return False
-    reads = any(dotted_name(n) == name for g in value.generators for n in ast.walk(g.iter))
-    adds = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add) for n in ast.walk(value.elt))
+    reads = any(dotted_name(n) == name for g in value.generators for n in nodes_in(g.iter))
+    adds = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add) for n in nodes_in(value.elt))
     return reads and adds
 
 

@@ -9,7 +9,8 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint import apart, counters, flow
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, parameter_names
+from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, method, nodes_in,
+                                             parameter_names)
 from gradacc_compat.lint.exprs import (any_increment, compared_to_zero, counter_name,
                                        first_value, increment, number, reads_modulo)
 from gradacc_compat.lint.flags import BARE_CALL, switched_off
@@ -65,7 +66,7 @@ class Irregular(object):
         tests = [test] + ([v for v, _ in self.index.values_of(test.id, at)]
                           if isinstance(test, ast.Name) else [])
         return any(reads_modulo(t) or any(isinstance(n, ast.Compare) or method(n) in (
-            "equal", "less", "greater", "greater_equal", "less_equal") for n in ast.walk(t))
+            "equal", "less", "greater", "greater_equal", "less_equal") for n in nodes_in(t))
             for t in tests)
 
     def passed(self, test, apply):
@@ -78,7 +79,7 @@ class Irregular(object):
         if function is None or isinstance(function, ast.Lambda):
             return []
         params = parameter_names(function)
-        read = [n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in params]
+        read = [n.id for n in nodes_in(test) if isinstance(n, ast.Name) and n.id in params]
         found = []
         for name in read:
             position = params.index(name) - (1 if params[0] == "self" else 0)
@@ -128,8 +129,8 @@ class Irregular(object):
         # the test is what its name is bound to)
         bound = [v for v, _ in self.index.values_of(test.id, test)] \
             if isinstance(test, ast.Name) else []
-        for node in list(ast.walk(test)) + [n for v in bound[:1] if len(bound) == 1
-                                            for n in ast.walk(v)]:
+        for node in list(nodes_in(test)) + [n for v in bound[:1] if len(bound) == 1
+                                            for n in nodes_in(v)]:
             # (``while n < steps or steps == 0`` runs the loop; it applies nothing)
             if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and not looping:
                 for value in node.values:
@@ -160,7 +161,7 @@ class Irregular(object):
         advanced before the test (cycles of N - 1), or starts at 0 and is
         advanced after it (N + 1); ``count > N`` from 0 advanced before it
         (N + 1). The advance may be in the function that calls the test's."""
-        for node in ast.walk(test):
+        for node in nodes_in(test):
             last = self._last_of_cycle(node, test)
             if last:
                 return last
@@ -274,7 +275,7 @@ class Irregular(object):
         for up in self.index.ancestors(apply.node):
             if isinstance(up, ast.For):
                 source = up.iter
-                names = set(n.id for n in ast.walk(up.target) if isinstance(n, ast.Name))
+                names = set(n.id for n in nodes_in(up.target) if isinstance(n, ast.Name))
                 if counter.id not in names or not isinstance(source, ast.Call):
                     continue
                 if method(source) in ("tqdm", "iter") and len(source.args) == 1 \

@@ -8,8 +8,8 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import (FUNCTIONS, dotted_name, fetched_in_place, method,
-                                              parameter_names, string_of)
+from gradacc_compat.lint.ast_helpers import (FUNCTIONS, children, dotted_name, fetched_in_place,
+                                             method, nodes_in, parameter_names, string_of)
 from gradacc_compat.lint.exprs import CONDS
 from gradacc_compat.lint.flags import BARE_CALL, switched_off
 from gradacc_compat.lint.outside import outside_calls
@@ -30,7 +30,7 @@ class Scopes(object):
         self.parents = {}
         self.calls, self.assigns = [], []  # every Call; every Assign and AugAssign
         self.functions = []  # every def and lambda
-        self.nodes = list(ast.walk(tree))  # every node, in ``ast.walk``'s order
+        self.nodes = list(nodes_in(tree))  # every node, in ``ast.walk``'s order
         for node in self.nodes:
             if isinstance(node, FUNCTIONS):
                 self.functions.append(node)
@@ -38,7 +38,7 @@ class Scopes(object):
                 self.calls.append(node)
             elif isinstance(node, (ast.Assign, ast.AugAssign)):
                 self.assigns.append(node)
-            for child in ast.iter_child_nodes(node):
+            for child in children(node):
                 self.parents[child] = node
         self._memo = {}
 
@@ -113,12 +113,12 @@ class Scopes(object):
     def _statements(self, function):
         root = function if function is not None else self.tree
         found = []
-        todo = list(ast.iter_child_nodes(root))
+        todo = list(children(root))
         while todo:
             node = todo.pop()
             found.append(node)
             if not isinstance(node, FUNCTIONS):
-                todo.extend(ast.iter_child_nodes(node))
+                todo.extend(children(node))
         return found
 
     def loop_of(self, node):
@@ -192,11 +192,11 @@ class Scopes(object):
                 for target in node.targets:
                     own = fetched_in_place(target, node.value)
                     # (``model.backbone = b`` sets an attribute; ``model`` stays bound)
-                    for name in set(n.id for n in ast.walk(target) if isinstance(n, ast.Name)
+                    for name in set(n.id for n in nodes_in(target) if isinstance(n, ast.Name)
                                     and not isinstance(target, ast.Attribute)):
                         found.setdefault(name, []).append((own.get(name, node.value), node))
             elif isinstance(node, ast.For):
-                for name in set(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
+                for name in set(n.id for n in nodes_in(node.target) if isinstance(n, ast.Name)):
                     found.setdefault(name, []).append((node.iter, node))
             elif isinstance(node, _ANNOTATED) and isinstance(node.target, ast.Name) \
                     and node.value is not None:  # (``merged: list = []``)

@@ -16,7 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import (block_of, dotted_name, last_line, method,
+from gradacc_compat.lint.ast_helpers import (block_of, dotted_name, last_line, method, nodes_in,
                                              with_contexts)
 from gradacc_compat.lint.counters import counts_across
 from gradacc_compat.lint.exprs import increment, number
@@ -35,7 +35,7 @@ def partial_cycles(index, report):
         outer = outer or _zeroes_first(index, index.function_of(loop), loop)
         if outer is None:
             continue
-        runs = [n for n in ast.walk(loop) if is_session_run(n) and index.loop_of(n) is loop]
+        runs = [n for n in nodes_in(loop) if is_session_run(n) and index.loop_of(n) is loop]
         accums = [r for r in runs if _adds(r)]
         applies = [r for r in runs if r not in accums and _applies(r) and _counted_test(index, r)]
         if not accums or not applies:
@@ -45,7 +45,7 @@ def partial_cycles(index, report):
         if not restarts and not counts_across(index, counter, outer):
             continue
         end = last_line(loop)
-        after = [n for n in ast.walk(outer) if is_session_run(n) and n.lineno > end
+        after = [n for n in nodes_in(outer) if is_session_run(n) and n.lineno > end
                  and _applies(n) and not _adds(n)]
         if not after:
             name = [w for w in fetched(accums[0]) if _adding(w)][0]
@@ -99,7 +99,7 @@ def _counted_test(index, run):
     the run sits under in its own function, or None."""
     for up in index.ancestors(run):
         if isinstance(up, ast.If):
-            for node in ast.walk(up.test):
+            for node in nodes_in(up.test):
                 if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
                     left = node.left
                     if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add):
@@ -120,7 +120,7 @@ def _full_count(test, branch):
         and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.GtE)) \
         and any(isinstance(n, ast.Assign) and number(n.value) == 0
                 and any(getattr(t, "id", None) == test.left.id for t in n.targets)
-                for statement in branch.body for n in ast.walk(statement))
+                for statement in branch.body for n in nodes_in(statement))
 
 
 def _restarts(index, counter, loop, outer):
@@ -129,11 +129,11 @@ def _restarts(index, counter, loop, outer):
     if counter is None:
         return False
     if isinstance(loop, ast.For) and counter in set(
-            n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)):
+            n.id for n in nodes_in(loop.target) if isinstance(n, ast.Name)):
         return method(loop.iter) in ("enumerate", "range", "xrange")
     return any(isinstance(n, ast.Assign) and number(n.value) == 0 and n.lineno < loop.lineno
                and any(getattr(t, "id", None) == counter for t in n.targets)
-               and index.loop_of(n) is outer for n in ast.walk(outer))
+               and index.loop_of(n) is outer for n in nodes_in(outer))
 
 
 def short_cycles(index, report):
@@ -177,7 +177,7 @@ def _adding_loop_before(index, run):
     session run in it runs the accumulation (there is one) and ``run``
     itself does not; else None."""
     before = _previous(index, index.statement_of(run))
-    inner = [r for r in ast.walk(before) if is_session_run(r)] \
+    inner = [r for r in nodes_in(before) if is_session_run(r)] \
         if isinstance(before, ast.For) else []
     return before if inner and all(_adds(r) for r in inner) and not _adds(run) else None
 
@@ -195,7 +195,7 @@ def _previous(index, statement):
     block = block_of(index.parents.get(statement), statement) or []
     i = next((i for i, s in enumerate(block) if s is statement), 0)
     while i and isinstance(block[i - 1], ast.Assign) and not any(
-            is_session_run(n) for n in ast.walk(block[i - 1])):
+            is_session_run(n) for n in nodes_in(block[i - 1])):
         i -= 1
     return block[i - 1] if i else None
 
@@ -205,7 +205,7 @@ def _after_adds(index, node):
     any op named for accumulation): its run adds its batch first."""
     return any("accum" in (dotted_name(n) or "").lower() or any(
         a.node is n for a in index.accumulates)
-        for up in index.ancestors(node) for c in with_contexts(up) for n in ast.walk(c))
+        for up in index.ancestors(node) for c in with_contexts(up) for n in nodes_in(c))
 
 
 def counted_with_adds(index, report):
@@ -228,13 +228,13 @@ def counted_with_adds(index, report):
 def _fetched_names(index, run):
     """The dotted names ``run`` fetches, and those a fetched local list is
     made of (``ops = [loss]; ops += [grad_op, step_op]``)."""
-    names = set(dotted_name(n) for n in ast.walk(run.args[0])
+    names = set(dotted_name(n) for n in nodes_in(run.args[0])
                 if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n))
     scope = index.statements_of(index.function_of(run))
     for node in scope:
         if isinstance(node, (ast.Assign, ast.AugAssign)) and any(
                 isinstance(t, ast.Name) and t.id in names
                 for t in getattr(node, "targets", [getattr(node, "target", None)])):
-            names |= set(dotted_name(n) for n in ast.walk(node.value)
+            names |= set(dotted_name(n) for n in nodes_in(node.value)
                          if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n))
     return names

@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, string_of
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, nodes_in, string_of
 
 __all__ = ["UPDATES", "fed", "fed_updates", "fetched", "is_session_run", "runs_of"]
 
@@ -30,9 +30,9 @@ def fetched(run):
     keys of ``ops["collect_op"]``)."""
     if not run.args:
         return []
-    return [(dotted_name(n) or "").split(".")[-1].lower() for n in ast.walk(run.args[0])
+    return [(dotted_name(n) or "").split(".")[-1].lower() for n in nodes_in(run.args[0])
             if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n)] + [
-        k.lower() for n in ast.walk(run.args[0]) if isinstance(n, ast.Subscript)
+        k.lower() for n in nodes_in(run.args[0]) if isinstance(n, ast.Subscript)
         for k in [string_of(n.slice)] if k]
 
 
@@ -52,14 +52,14 @@ def _runs(index, node):
         return []
     if name.startswith("self."):
         cls = index.class_of(function) if function is not None else None
-        places = [(name, f) for f in ast.walk(cls) if isinstance(f, FUNCTIONS)] if cls else []
+        places = [(name, f) for f in nodes_in(cls) if isinstance(f, FUNCTIONS)] if cls else []
     else:
         places = [(name, function)] + _unpacked(index, name, function)
     found = []
     for op, where in places:
         for run in index.statements_of(where):
             if is_session_run(run) and run.args and any(
-                    dotted_name(n) == op for n in ast.walk(run.args[0])):
+                    dotted_name(n) == op for n in nodes_in(run.args[0])):
                 found.append(run)
     return found
 

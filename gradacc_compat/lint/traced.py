@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 import ast
 
-from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, walk
+from gradacc_compat.lint.ast_helpers import FUNCTIONS, dotted_name, method, nodes_in, walk
 
 __all__ = ["traced", "traced_functions"]
 
@@ -64,7 +64,7 @@ def traced_functions(nodes):
 
 def _accumulating(cls):
     """``cls`` adds to sums named for accumulation (``self.accum[i] += g``)."""
-    targets = [n.target if isinstance(n, ast.AugAssign) else n.func.value for n in ast.walk(cls)
+    targets = [n.target if isinstance(n, ast.AugAssign) else n.func.value for n in nodes_in(cls)
                if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
                or method(n) == "assign_add" and isinstance(n.func, ast.Attribute)]
-    return any("accum" in (dotted_name(x) or "").lower() for t in targets for x in ast.walk(t))
+    return any("accum" in (dotted_name(x) or "").lower() for t in targets for x in nodes_in(t))

@@ -18,7 +18,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import (FUNCTIONS, call_name, dotted_name, last, method,
-                                             names_in, walk)
+                                             names_in, nodes_in, walk)
 
 __all__ = ["check"]
 
@@ -33,7 +33,7 @@ def _bound(node):
     if isinstance(node, ast.Assign):
         found = []
         for target in node.targets:
-            for sub in ast.walk(target):
+            for sub in nodes_in(target):
                 if isinstance(sub, (ast.Name, ast.Attribute)) and dotted_name(sub):
                     found.append(dotted_name(sub))
         return found
@@ -78,7 +78,7 @@ def _wrapped(function, module_wrapped, index):
     own and its enclosing functions' locals, and ``module_wrapped``, where
     a local bound to something else hides a module name."""
     found = dict(module_wrapped)
-    local = set(name for node in ast.walk(function) if isinstance(node, ast.Assign)
+    local = set(name for node in nodes_in(function) if isinstance(node, ast.Assign)
                 and not _wrapper_call(call_name(node.value)) for name in _bound(node))
     for name in list(found):
         if "." not in name and name in local:
@@ -96,12 +96,12 @@ def _flowing(function, seeds):
     ``seeds(call)`` accepts or a name bound by one found (to a fixpoint),
     by the plain names they bind."""
     found = {}
-    assigns = [n for n in ast.walk(function) if isinstance(n, ast.Assign)]
+    assigns = [n for n in nodes_in(function) if isinstance(n, ast.Assign)]
     changed = True
     while changed:
         changed = False
         for node in assigns:
-            hit = any(isinstance(s, ast.Call) and seeds(s) for s in ast.walk(node.value)) \
+            hit = any(isinstance(s, ast.Call) and seeds(s) for s in nodes_in(node.value)) \
                 or names_in(node.value) & set(found)
             new = set(n for n in _bound(node) if "." not in n) - set(found) if hit else set()
             for name in new:
@@ -152,7 +152,7 @@ def _check_clip(apply, wrapped, clipped, index, report):
 
 def _check_counter(function, applies, report):
     results = _flowing(function, lambda call: any(call is a for a in applies))
-    for node in ast.walk(function):
+    for node in nodes_in(function):
         if method(node) not in ("assign_add", "assign") or not node.args:
             continue
         if isinstance(node.func, ast.Attribute) and _is_counter(dotted_name(node.func.value)):
@@ -163,7 +163,7 @@ def _check_counter(function, applies, report):
         else:
             continue
         if any(isinstance(s, ast.Call) and any(s is a for a in applies)
-               for s in ast.walk(value)) or names_in(value) & set(results):
+               for s in nodes_in(value)) or names_in(value) & set(results):
             continue  # advanced by what the apply returned
         report(node, "GAC107", counter,
                "the wrapped optimizer `%s`" % dotted_name(applies[0].func.value))
