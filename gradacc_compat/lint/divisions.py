@@ -162,6 +162,8 @@ def _empty(value):
     return getattr(value, "value", 0) is None or getattr(value, "id", "") == "None"
 
 
+#: Calls that make a variable: a division in them sets where it starts.
+_MADE = ("Variable", "get_variable")
 _SGD = ("SGD", "GradientDescentOptimizer", "MomentumOptimizer")
 _ADAPTIVE = ("Adam", "AdamOptimizer", "AdamW", "Adagrad", "AdagradOptimizer", "RMSprop",
              "RMSPropOptimizer", "Nadam", "Adamax", "Adadelta", "LAMB", "Lamb", "Ftrl")
@@ -331,7 +333,8 @@ def _find_normalized(index, keys, by_n):
             return True
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and not isinstance(node.targets[0], ast.Name) \
-                and index.key(node.targets[0]) in keys and test(node.value):
+                and index.key(node.targets[0]) in keys and test(node.value) \
+                and method(node.value) not in _MADE:  # (``self.b = tf.Variable(init / 5)``)
             return True  # (a local name rebound is followed path by path: on_every_path)
         if isinstance(node, ast.Call) and method(node) in ("assign", "update") and node.args:
             if isinstance(node.func, ast.Attribute) and method(node) == "assign" \

@@ -22,9 +22,9 @@ from gradacc_compat.lint.even_epochs import loop_divides_evenly
 from gradacc_compat.lint.gates import always_true, frozen
 from gradacc_compat.lint.instances import called, instance_method
 from gradacc_compat.lint.keras_fit import applied_sums, carried_by_fit
+from gradacc_compat.lint.last_batches import last_batch
 from gradacc_compat.lint.scopes import LOOPS
-from gradacc_compat.lint.exprs import (accumulation, last_batch, made_zero, mod_parts,
-                                       no_accumulation)
+from gradacc_compat.lint.exprs import accumulation, made_zero, mod_parts, no_accumulation
 
 __all__ = ["carried_cycles"]
 

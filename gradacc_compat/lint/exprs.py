@@ -12,8 +12,8 @@ import numbers
 from gradacc_compat.lint.ast_helpers import children, dotted_name, method, nodes_in
 
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
-           "counter_name", "divides_by_n", "first_value", "increment", "is_division",
-           "is_scaling", "last_batch", "literal", "loads", "made_zero", "mean_of_terms",
+           "conjuncts", "counter_name", "divides_by_n", "first_value", "increment", "is_division",
+           "is_scaling", "literal", "loads", "made_zero", "mean_of_terms",
            "mod_parts", "modulo_tested", "n_names", "names_n", "no_accumulation", "number",
            "outside_gradients", "reads_modulo"]
 
@@ -25,7 +25,6 @@ _DIVIDES = ("divide", "truediv", "div", "divide_no_nan", "realdiv", "reduce_mean
 #: Words that name the number of micro-batches (the N a scaling divides by).
 _N_WORDS = ("accum", "step", "multiplier", "micro", "n_grad", "num_acc", "grad_acc",
             "n_acum", "update_freq", "iter_size", "sub_div", "virtual_batch")
-_LAST_WORDS = ("len", "per_epoch", "num_batches", "n_batches", "total_batches", "last")
 
 
 def outside_gradients(node):
@@ -259,39 +258,19 @@ def divides_by_n(node, names=()):
     return False
 
 
-def last_batch(test):
-    """An ``or`` whose one side tests for the epoch's last batch:
-    ``(step + 1) % N == 0 or step + 1 == len(dataset)`` (``steps_per_epoch``,
-    ``num_batches``), or a name for it (``is_last_batch``): the partial cycle
-    is applied there, at the epoch's end (also where that side is an
-    ``and``: ``step % steps_per_epoch == 0 and not by_steps``)."""
-    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
-        return False
-    for part in (p for v in test.values for p in _conjuncts(v)):
-        if isinstance(part, ast.Name) and "last" in part.id.lower():
-            return True  # (``is_last_batch = batch_idx == batches_per_epoch``)
-        if isinstance(part, ast.Compare) and any(isinstance(o, (ast.Eq, ast.GtE))
-                                                 for o in part.ops):
-            words = " ".join((dotted_name(n) or "") + " " + (dotted_name(getattr(n, "func", None))
-                                                             or "") for n in nodes_in(part))
-            if any(w in words.lower() for w in _LAST_WORDS):
-                return True
-    return False
-
-
 def no_accumulation(test):
     """``accum_steps == 1`` (or ``<= 1``, ``< 2``, alone or in an ``and``): the test
     of a path that does not accumulate at all."""
     return any(_compares_steps(part, ((ast.Eq, 1), (ast.LtE, 1), (ast.Lt, 2))) or (
         isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not) and _flag(part.operand))
-        for part in _conjuncts(test))
+        for part in conjuncts(test))
 
 
 def accumulation(test):
     """``accum_steps > 1`` (or ``>= 2``, ``!= 1``, alone or in an ``and``):
     the test of the path that accumulates."""
     return any(_compares_steps(part, ((ast.Gt, 1), (ast.NotEq, 1), (ast.GtE, 2))) or _flag(part)
-               for part in _conjuncts(test))
+               for part in conjuncts(test))
 
 
 def _flag(node):
@@ -301,7 +280,8 @@ def _flag(node):
                                                                     or name.endswith("_ga"))
 
 
-def _conjuncts(test):
+def conjuncts(test):
+    """The parts of an ``and`` (or the test itself)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return test.values
     return [test]

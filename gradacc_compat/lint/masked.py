@@ -27,7 +27,8 @@ def masked_sums(index, report):
     # beside it, ``if isinstance(grad, tf.IndexedSlices)``, is the same bug)
     masked = [(c, ms) for c, ms in ((c, _masking(index, c)) for c in index.calls
                                     if method(c) in ("cond", "where", "switch")
-                                    and not gated_hooks(index, c)) if ms]
+                                    and not gated_hooks(index, c)
+                                    and not _applied_in_branch(index, c)) if ms]
     for call, (sums, branch) in masked:
         rivals = [c for c, _ in masked if index.function_of(c) is index.function_of(call)]
         dense = [c for c in rivals if not _sparse_path(index, c)] or rivals
@@ -61,6 +62,22 @@ def _masking(index, call):
     sums = [(_sums_read(index, b, call), b) for b in branches if b not in zeros]
     sums = [(keys, b) for keys, b in sums if keys]
     return sums[0] if zeros and sums else None
+
+
+def _applied_in_branch(index, node):
+    """The function around ``node`` applies only in a branch of a
+    ``tf.cond`` of its own (``tf.cond(last, do_apply, no_apply)``): the
+    zeros it hands on the other steps reach no optimizer."""
+    function = index.function_of(node)
+    conds = [n for n in nodes_in(function) if method(n) == "cond" and n is not node] \
+        if function is not None else []
+    for cond in conds:
+        for branch in cond_branches(cond):
+            run = branch_function(index, branch, cond)
+            if run is not None and run is not function and any(
+                    "apply" in (method(c) or "") for c in nodes_in(run)):
+                return True
+    return False
 
 
 def zero_updates(index, report):
