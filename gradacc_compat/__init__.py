@@ -6,14 +6,15 @@
 
 See README.md for the contract; ``gac.show_versions()`` for bug reports.
 Importing the package does not import TensorFlow: its names load on first
-use (Python 3.7+), so that ``gradacc-lint`` (``gradacc_compat.lint``) runs
-in a second, with or without TensorFlow. Without TensorFlow, every name
+use, so that ``gradacc-lint`` (``gradacc_compat.lint``) runs in a second,
+with or without TensorFlow (on Python 2.7 too). Without TensorFlow, every name
 here raises the ImportError that says what to install.
 """
 from __future__ import absolute_import
 
 import importlib
 import sys
+import types
 
 from gradacc_compat import keras_classes as _keras_classes
 from gradacc_compat._version import __version__
@@ -43,39 +44,26 @@ _WHERE = {
 def _load(name):
     module = importlib.import_module(_WHERE[name])
     value = module if _WHERE[name].endswith("." + name) else getattr(module, name)
-    globals()[name] = value
+    setattr(sys.modules[__name__], name, value)
     return value
+
+
+class _Package(types.ModuleType):
+    """The package: a name of ``_WHERE`` loads on first use."""
+
+    def __getattr__(self, name):
+        if name in _WHERE:
+            return _load(name)
+        raise AttributeError("module 'gradacc_compat' has no attribute %r" % (name,))
 
 
 # Unpickling a wrapper in a fresh process asks keras_classes first.
 _keras_classes.register_loader(lambda: _load("wrap"))
 
-if sys.version_info >= (3, 7):
-    def __getattr__(name):  # PEP 562: the names load on first use
-        if name in _WHERE:
-            return _load(name)
-        raise AttributeError("module 'gradacc_compat' has no attribute %r" % (name,))
-else:  # Python 2.7 (TF 1.14 users): load now, or stand in for the names without TF
-    try:
-        for _name in _WHERE:
-            _load(_name)
-    except ImportError as _error:
-        _NO_TENSORFLOW = str(_error)
-
-        class _NeedsTensorFlow(object):
-            """Stands for a name that needs TensorFlow: using it raises."""
-
-            def __init__(self, name):
-                self._name = name
-
-            def _raise(self, *args, **kwargs):
-                raise ImportError("gradacc_compat.%s: %s" % (self._name, _NO_TENSORFLOW))
-
-            __call__ = _raise
-
-            def __getattr__(self, attribute):
-                self._raise()
-
-        for _name in _WHERE:
-            if _name not in globals():
-                globals()[_name] = _NeedsTensorFlow(_name)
+# A module of that class stands in this one's place, with the same names
+# (Python 2.7 has no module ``__getattr__`` and cannot change a module's
+# class); it keeps this one, whose names its functions read.
+_package = _Package(__name__, __doc__)
+_package.__dict__.update(globals())
+_package._module = sys.modules[__name__]
+sys.modules[__name__] = _package

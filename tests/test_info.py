@@ -52,6 +52,24 @@ def test_import_without_tensorflow_says_what_to_install():
     assert "pip install tensorflow" in six.ensure_str(out)
 
 
+def test_lint_does_not_import_the_installed_tensorflow():
+    """Where TensorFlow is installed, importing the package and its lint
+    leaves it unimported (on Python 2.7 too); the package's names load it
+    on first use."""
+    code = ("import sys\n"
+            "import gradacc_compat as gac\n"
+            "from gradacc_compat import lint\n"
+            "assert lint.lint_source('x = 1') == []\n"
+            "assert 'tensorflow' not in sys.modules, 'imported with the package'\n"
+            "from gradacc_compat import GradientAccumulator\n"
+            "assert GradientAccumulator is gac.GradientAccumulator\n"
+            "assert 'tensorflow' in sys.modules\n"
+            "assert gac.wrap.__name__ == 'wrap'\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
+    _, err = proc.communicate()
+    assert proc.returncode == 0, six.ensure_str(err)[-2000:]
+
+
 def test_release_tuple_counts_prereleases_as_their_release():
     assert compat.release_tuple("2.16.0rc0") == (2, 16, 0)
     assert compat.release_tuple("2.17.0-dev20240501") == (2, 17, 0)
