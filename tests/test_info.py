@@ -37,37 +37,44 @@ def test_unknown_command_is_usage_error():
     assert "usage" in six.ensure_str(err)
 
 
+#: A fresh Python imports the package and lints a line with it.
+_LINT_FIRST = ("import sys\n"
+               "import gradacc_compat as gac\n"
+               "from gradacc_compat import lint\n"
+               "assert lint.lint_source('x = 1') == []\n")
+
+
+def _python(code):
+    """``(status, stdout, stderr)`` of ``code`` run by a fresh Python."""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    out, err = proc.communicate()
+    return proc.returncode, six.ensure_str(out), six.ensure_str(err)
+
+
 def test_import_without_tensorflow_says_what_to_install():
     """The package imports (so that its lint runs); what needs TensorFlow
     raises the ImportError that says what to install."""
-    code = ("import sys; sys.modules['tensorflow'] = None\n"
-            "import gradacc_compat as gac\n"
-            "from gradacc_compat import lint\n"
-            "assert lint.lint_source('x = 1') == []\n"
-            "try:\n    gac.GradientAccumulator(4)\nexcept ImportError as e:\n"
-            "    print(e); sys.exit(0)\nsys.exit(1)\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
-    out, _ = proc.communicate()
-    assert proc.returncode == 0
-    assert "pip install tensorflow" in six.ensure_str(out)
+    status, out, err = _python(
+        "import sys; sys.modules['tensorflow'] = None\n" + _LINT_FIRST +
+        "try:\n    gac.GradientAccumulator(4)\nexcept ImportError as e:\n"
+        "    print(e); sys.exit(0)\nsys.exit(1)\n")
+    assert status == 0, err[-2000:]
+    assert "pip install tensorflow" in out
 
 
 def test_lint_does_not_import_the_installed_tensorflow():
     """Where TensorFlow is installed, importing the package and its lint
     leaves it unimported (on Python 2.7 too); the package's names load it
     on first use."""
-    code = ("import sys\n"
-            "import gradacc_compat as gac\n"
-            "from gradacc_compat import lint\n"
-            "assert lint.lint_source('x = 1') == []\n"
-            "assert 'tensorflow' not in sys.modules, 'imported with the package'\n"
-            "from gradacc_compat import GradientAccumulator\n"
-            "assert GradientAccumulator is gac.GradientAccumulator\n"
-            "assert 'tensorflow' in sys.modules\n"
-            "assert gac.wrap.__name__ == 'wrap'\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
-    _, err = proc.communicate()
-    assert proc.returncode == 0, six.ensure_str(err)[-2000:]
+    status, _, err = _python(
+        _LINT_FIRST +
+        "assert 'tensorflow' not in sys.modules, 'imported with the package'\n"
+        "from gradacc_compat import GradientAccumulator\n"
+        "assert GradientAccumulator is gac.GradientAccumulator\n"
+        "assert 'tensorflow' in sys.modules\n"
+        "assert gac.wrap.__name__ == 'wrap'\n")
+    assert status == 0, err[-2000:]
 
 
 def test_release_tuple_counts_prereleases_as_their_release():
