@@ -12,10 +12,10 @@ import numbers
 from gradacc_compat.lint.ast_helpers import children, dotted_name, method, nodes_in
 
 __all__ = ["CONDS", "GRADIENT_CALLS", "accumulation", "any_increment", "compared_to_zero",
-           "conjuncts", "counter_name", "divides_by_n", "first_value", "increment", "is_division",
-           "is_scaling", "literal", "loads", "made_zero", "mean_of_terms",
-           "mod_parts", "modulo_tested", "n_names", "names_n", "no_accumulation", "number",
-           "outside_gradients", "reads_modulo"]
+           "conjuncts", "counted", "counter_name", "counts_epochs", "divides_by_n",
+           "first_value", "increment", "is_division", "is_scaling", "literal", "loads",
+           "made_zero", "mean_of_terms", "mod_parts", "modulo_tested", "n_names", "names_n",
+           "no_accumulation", "number", "outside_gradients", "reads_modulo"]
 
 #: Calls whose function arguments run conditionally (branches).
 CONDS = ("cond", "smart_cond", "case", "switch", "where")
@@ -182,10 +182,22 @@ def mod_parts(node):
         left, right = node.args
     else:
         return None
-    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add) \
-            and number(left.right) is not None:
-        left = left.left
-    return left, right
+    return counted(left), right
+
+
+def counted(node):
+    """What ``node`` counts, an added number dropped: ``step`` of ``step +
+    1`` (``node`` itself otherwise)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
+            and number(node.right) is not None:
+        return node.left
+    return node
+
+
+def counts_epochs(node):
+    """``node`` names a number of epochs (``num_epochs``, ``epochs``), not
+    of batches in one (``steps_per_epoch``, ``epoch_size``)."""
+    return (dotted_name(node) or "").split(".")[-1].lower().endswith("epochs")
 
 
 def counter_name(node):

@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, last_line, nodes_in
-from gradacc_compat.lint.exprs import literal
+from gradacc_compat.lint.exprs import counts_epochs, literal
 from gradacc_compat.lint.traced import traced_functions
 
 __all__ = ["always_true", "frozen", "misread"]
@@ -81,15 +81,14 @@ def _variables_index(index, test, adds):
 
 def _epoch_count_flush(test):
     """``(i + 1) % N == 0 or (i + 1) == epochs``: the ``or`` side meant as
-    the epoch's last batch compares with a count of epochs (``epochs``,
-    ``num_epochs``; not ``steps_per_epoch``); its name, else None."""
+    the epoch's last batch compares with a count of epochs
+    (``counts_epochs``); its name, else None."""
     if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
         return None
     for side in test.values:
         if isinstance(side, ast.Compare) and len(side.ops) == 1 \
                 and isinstance(side.ops[0], (ast.Eq, ast.GtE)):
-            name = (dotted_name(side.comparators[0]) or "").split(".")[-1].lower()
-            if name in ("epochs", "num_epochs", "n_epochs", "nb_epochs", "max_epochs"):
+            if counts_epochs(side.comparators[0]):
                 return dotted_name(side.comparators[0])
     return None
 

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 import ast
 
 from gradacc_compat.lint.ast_helpers import dotted_name, last, nodes_in
-from gradacc_compat.lint.exprs import conjuncts, mod_parts, modulo_tested, number
+from gradacc_compat.lint.exprs import conjuncts, counted, counts_epochs, mod_parts, modulo_tested
 
 __all__ = ["last_batch"]
 
@@ -49,17 +49,9 @@ def _counter_reaches(test):
             if not (isinstance(side, ast.Compare) and len(side.ops) == 1
                     and isinstance(side.ops[0], ast.Eq)):
                 continue
-            left, right = side.left, side.comparators[0]
-            if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add) \
-                    and number(left.right) is not None:
-                left = left.left
-            count = last(dotted_name(right)) or ""
+            left, right = counted(side.left), side.comparators[0]
+            count = last(dotted_name(right))
             if dotted_name(left) and dotted_name(left) == dotted_name(counter) and count \
-                    and count != last(dotted_name(n)) and not _epochs(count):
+                    and count != last(dotted_name(n)) and not counts_epochs(right):
                 return True
     return False
-
-
-def _epochs(name):
-    """A number of epochs (``num_epochs``), not of batches per epoch."""
-    return "epoch" in name.lower() and "per_epoch" not in name.lower()
